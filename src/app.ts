@@ -1,0 +1,22 @@
+/**
+ * @module Builds the sandbox app from its services (database, configuration, clock, catalogue).
+ * Entry files create those and listen; tests build the app in-process.
+ */
+import { Elysia } from 'elysia'
+import { createPipeline } from './http/pipeline'
+import { planRoutes } from './modules/plans'
+import { policyRoutes } from './modules/policies'
+import { sessionRoutes } from './modules/session'
+import type { Services } from './services'
+
+export function createApp(services: Services) {
+  const pipeline = createPipeline(services)
+  return new Elysia({ normalize: false })
+    .use(pipeline)
+    .use(sessionRoutes(pipeline, services))
+    .use(planRoutes(pipeline, services))
+    .use(policyRoutes(pipeline, services))
+}
+
+/** The app's type, for an Eden Treaty client: `treaty<App>(baseUrl)`. */
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,49 @@
+/**
+ * @module Configuration, read once from the environment at start-up. A bad value stops start-up
+ * with one line naming the variable.
+ */
+
+export interface Config {
+  port: number
+  host: string
+  dbPath: string
+  rateLimit: number
+  rateWindowSeconds: number
+  sessionTtlSeconds: number
+  sweepIntervalSeconds: number
+  trustProxy: number
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>
+
+export function loadConfig(env: Env): Config {
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65_535),
+    host: text(env, 'HOST', '0.0.0.0'),
+    dbPath: text(env, 'SANDBOX_DB_PATH', 'data/sandbox.db'),
+    rateLimit: integer(env, 'SANDBOX_RATE_LIMIT', 30, 1, 1_000_000_000),
+    rateWindowSeconds: integer(env, 'SANDBOX_RATE_WINDOW_SECONDS', 600, 1, 86_400),
+    sessionTtlSeconds: integer(env, 'SANDBOX_SESSION_TTL_SECONDS', 3600, 1, 7 * 86_400),
+    sweepIntervalSeconds: integer(env, 'SANDBOX_SWEEP_INTERVAL_SECONDS', 60, 1, 86_400),
+    trustProxy: integer(env, 'SANDBOX_TRUST_PROXY', 0, 0, 32),
+  }
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})`)
+  }
+  return value
+}
+
+function text(env: Env, name: string, fallback: string): string {
+  const raw = env[name]
+  if (raw === undefined) return fallback
+  if (raw.trim() === '') throw new ConfigError(`${name} must not be empty`)
+  return raw
+}

@@ -1,0 +1,68 @@
+/**
+ * @module The contract's error codes, and the one error class that carries them.
+ * Domain rules and HTTP handling throw `ApiError`; the app's error hook turns it into the envelope.
+ */
+
+/** Every error code of the contract, with its HTTP status. */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  validation_failed: 422,
+  trip_too_long: 422,
+  too_many_travellers: 422,
+  unsupported_currency: 422,
+  pii_not_allowed: 422,
+  plan_not_found: 404,
+  plan_mismatch: 409,
+  policy_not_found: 404,
+  scenario_not_applicable: 422,
+  idempotency_key_reused: 422,
+  idempotency_in_progress: 409,
+  session_expired: 401,
+  rate_limited: 429,
+  not_found: 404,
+  method_not_allowed: 405,
+  storage_unavailable: 503,
+  upstream_unavailable: 503,
+  upstream_invalid: 502,
+  internal_error: 500,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+/** One problem in a request: `field` is a JSON path (`trip.end_date`, `travellers[2].age`). */
+export interface ErrorDetail {
+  field: string
+  issue: string
+}
+
+export class ApiError extends Error {
+  readonly status: number
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    /** Seconds for the `Retry-After` header (429, 503). */
+    readonly retryAfter?: number,
+  ) {
+    super(message)
+    this.status = ERROR_STATUS[code]
+  }
+}
+
+/** `validation_failed` with every problem found; a no-op when there is none. */
+export function throwIfInvalid(details: ErrorDetail[]): void {
+  if (details.length > 0) {
+    throw new ApiError('validation_failed', 'The request has invalid fields; see details.', details)
+  }
+}
+
+/** Appends an object key or array index to a JSON path: `trip` + `end_date`, `travellers` + 2. */
+export function childPath(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`
+  const name = /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? key : JSON.stringify(key)
+  if (parent === '') return name
+  return name.startsWith('"') ? `${parent}[${name}]` : `${parent}.${name}`
+}

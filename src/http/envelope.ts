@@ -1,0 +1,72 @@
+/**
+ * @module The response envelope of spec 2.1, its `meta`, and the fair-use headers that repeat it.
+ */
+import type { RateStatus } from '../domain/rate-window'
+import { isoTimestamp } from '../domain/dates'
+import type { ApiError, ErrorDetail } from '../errors'
+
+export type Mode = 'simulation' | 'uat_gateway'
+
+/** What the pipeline knows about one request; handlers read it as `sandbox`. */
+export interface RequestState {
+  requestId: string
+  startedAt: number
+  mode: Mode
+  session: { id: number; ref: string; expiresAt: number } | null
+  rate: RateStatus | null
+}
+
+export interface Meta {
+  sandbox: true
+  session_expires_at: string | null
+  rate_limit: { limit: number; remaining: number; reset_at: string }
+}
+
+export interface Success<T> {
+  ok: true
+  mode: Mode
+  request_id: string
+  data: T
+  meta: Meta
+}
+
+export interface Failure {
+  ok: false
+  mode: Mode
+  request_id: string
+  error: { code: string; message: string; details?: ErrorDetail[] }
+  meta: Meta
+}
+
+function meta(state: RequestState, rate: RateStatus): Meta {
+  return {
+    sandbox: true,
+    session_expires_at: state.session ? isoTimestamp(state.session.expiresAt) : null,
+    rate_limit: { limit: rate.limit, remaining: rate.remaining, reset_at: isoTimestamp(rate.resetAt) },
+  }
+}
+
+/** The success envelope. Only called after the rate check, so `rate` is known. */
+export function success<T>(state: RequestState, data: T): Success<T> {
+  return { ok: true, mode: state.mode, request_id: state.requestId, data, meta: meta(state, state.rate!) }
+}
+
+export function failure(state: RequestState, rate: RateStatus, error: ApiError): Failure {
+  const { code, message, details } = error
+  return {
+    ok: false,
+    mode: state.mode,
+    request_id: state.requestId,
+    error: details?.length ? { code, message, details } : { code, message },
+    meta: meta(state, rate),
+  }
+}
+
+/** The IETF draft headers (draft-ietf-httpapi-ratelimit-headers): quota, window, remaining, reset. */
+export function rateLimitHeaders(rate: RateStatus, windowSeconds: number, now: number): Record<string, string> {
+  const reset = Math.max(0, Math.ceil((rate.resetAt - now) / 1000))
+  return {
+    'ratelimit-policy': `"sandbox";q=${rate.limit};w=${windowSeconds}`,
+    ratelimit: `"sandbox";r=${rate.remaining};t=${reset}`,
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * @module Maps anything thrown while serving a request to a contract error. Framework errors
+ * (routing, validation, parse) and storage faults get their contract code; anything else is an
+ * `internal_error` that is logged with the request id and reveals nothing.
+ */
+import { ApiError } from '../errors'
+import { isSandboxRoute } from './paths'
+import { detailsFromSchemaErrors } from './validation-details'
+
+const STORAGE_FAULTS = /^SQLITE_(READONLY|FULL|IOERR|CANTOPEN|BUSY|LOCKED|CORRUPT|NOTADB)/
+
+export function toApiError(code: unknown, error: unknown, path: string, requestId: string, log: (line: string) => void): ApiError {
+  if (error instanceof ApiError) return error
+  switch (code) {
+    case 'NOT_FOUND':
+      return isSandboxRoute(path)
+        ? new ApiError('method_not_allowed', 'Sandbox calls use POST.')
+        : new ApiError('not_found', 'No such sandbox endpoint.')
+    case 'VALIDATION':
+      return new ApiError('validation_failed', 'The request has invalid fields; see details.',
+        detailsFromSchemaErrors((error as { all: Parameters<typeof detailsFromSchemaErrors>[0] }).all))
+    case 'PARSE':
+      return new ApiError('invalid_json', 'The body is not valid JSON.')
+  }
+  const sqliteCode = String((error as { code?: unknown })?.code ?? '')
+  if (STORAGE_FAULTS.test(sqliteCode)) {
+    log(JSON.stringify({ time: new Date().toISOString(), level: 'error', request_id: requestId, error: sqliteCode }))
+    return new ApiError('storage_unavailable', 'Sandbox storage is unavailable; try again shortly.', undefined, 5)
+  }
+  log(JSON.stringify({ time: new Date().toISOString(), level: 'error', request_id: requestId, error: String(error), stack: (error as Error)?.stack }))
+  return new ApiError('internal_error', 'Something went wrong on our side. Quote the request_id if you report it.')
+}

@@ -1,0 +1,16 @@
+/** @module Route: `POST /api/sandbox/plans/search`. */
+import { Elysia } from 'elysia'
+import { success } from '../../http/envelope'
+import { PATHS } from '../../http/paths'
+import type { Pipeline } from '../../http/pipeline'
+import type { Services } from '../../services'
+import { SearchBody } from './model'
+import { searchPlans } from './service'
+
+export function planRoutes(pipeline: Pipeline, services: Services) {
+  return new Elysia({ name: 'plan-routes' })
+    .use(pipeline)
+    .post(PATHS.search, ({ sandbox, body }) => success(sandbox, searchPlans(services, sandbox.session!.id, body)), {
+      body: SearchBody,
+    })
+}

@@ -1,0 +1,41 @@
+/** @module Routes: `POST /api/sandbox/policy/new` and `POST /api/sandbox/policy/{policy_ref}/modify`. */
+import { Elysia } from 'elysia'
+import { success } from '../../http/envelope'
+import { PATHS } from '../../http/paths'
+import type { Pipeline } from '../../http/pipeline'
+import type { Services } from '../../services'
+import { fingerprint, idempotencyKey, once } from './idempotency'
+import { IssueBody, ModifyBody, ModifyParams } from './model'
+import { issuePolicy, modifyPolicy } from './service'
+
+const REPLAYED = { 'idempotent-replayed': 'true' }
+
+export function policyRoutes(pipeline: Pipeline, services: Services) {
+  return new Elysia({ name: 'policy-routes' })
+    .use(pipeline)
+    .post(
+      PATHS.issue,
+      ({ sandbox, body, request, set }) => {
+        const sessionId = sandbox.session!.id
+        const { data, replayed } = once(services, sessionId, idempotencyKey(request.headers), fingerprint('issue', body), () =>
+          issuePolicy(services, sessionId, body),
+        )
+        if (replayed) Object.assign(set.headers, REPLAYED)
+        return success(sandbox, data)
+      },
+      { body: IssueBody },
+    )
+    .post(
+      PATHS.modify,
+      ({ sandbox, body, params, request, set }) => {
+        const sessionId = sandbox.session!.id
+        const print = fingerprint(`modify ${params.policy_ref}`, body)
+        const { data, replayed } = once(services, sessionId, idempotencyKey(request.headers), print, () =>
+          modifyPolicy(services, sessionId, params.policy_ref, body),
+        )
+        if (replayed) Object.assign(set.headers, REPLAYED)
+        return success(sandbox, data)
+      },
+      { body: ModifyBody, params: ModifyParams },
+    )
+}

@@ -1,0 +1,79 @@
+/**
+ * @module The four correction scenarios: which field each needs, and what each may change.
+ * Pure rules on a policy's current trip; pricing and storage are the service's business.
+ */
+import { ApiError, throwIfInvalid, type ErrorDetail } from '../../errors'
+import { isAssignedCountry } from '../../domain/countries'
+import { toDayNumber } from '../../domain/dates'
+import { enforceTripLength, type Trip } from '../../domain/trip'
+import type { ModifyRequest, Scenario } from './model'
+
+const FIELD_OF: Record<Scenario, 'new_end_date' | 'destination_country' | 'partner_reference'> = {
+  extend_end_date: 'new_end_date',
+  shorten_end_date: 'new_end_date',
+  correct_destination: 'destination_country',
+  correct_partner_reference: 'partner_reference',
+}
+
+export interface Correction {
+  trip: Trip
+  partnerReference: string | null
+  /** The changed field with its old and new value, kept as the endorsement's history. */
+  changes: Record<string, { from: string | null; to: string }>
+}
+
+/** `validation_failed` unless the body carries exactly the field its scenario needs, well formed. */
+export function checkScenarioFields(request: ModifyRequest): void {
+  const needed = FIELD_OF[request.scenario]
+  const problems: ErrorDetail[] = []
+  for (const field of new Set(Object.values(FIELD_OF))) {
+    const present = request[field] !== undefined
+    if (field === needed && !present) problems.push({ field, issue: `is required for ${request.scenario}` })
+    if (field !== needed && present) problems.push({ field, issue: `is not used by ${request.scenario}` })
+  }
+  if (needed === 'new_end_date' && request.new_end_date !== undefined && toDayNumber(request.new_end_date) === null) {
+    problems.push({ field: 'new_end_date', issue: 'must be a real calendar date (YYYY-MM-DD)' })
+  }
+  if (needed === 'destination_country' && request.destination_country !== undefined && !isAssignedCountry(request.destination_country)) {
+    problems.push({ field: 'destination_country', issue: 'must be an assigned ISO 3166-1 alpha-2 country code' })
+  }
+  throwIfInvalid(problems)
+}
+
+const notApplicable = (message: string, field: string, issue: string) =>
+  new ApiError('scenario_not_applicable', message, [{ field, issue }])
+
+/** The policy's trip and reference after the correction, or why the correction does not fit. */
+export function applyScenario(current: { trip: Trip; partnerReference: string | null }, request: ModifyRequest): Correction {
+  const { trip } = current
+  switch (request.scenario) {
+    case 'extend_end_date':
+    case 'shorten_end_date': {
+      const to = request.new_end_date!
+      const [end, next, start] = [toDayNumber(trip.end_date)!, toDayNumber(to)!, toDayNumber(trip.start_date)!]
+      if (request.scenario === 'extend_end_date' && next <= end) {
+        throw notApplicable('An extension needs a date after the current end date.', 'new_end_date', `must be after ${trip.end_date}`)
+      }
+      if (request.scenario === 'shorten_end_date' && (next >= end || next < start)) {
+        throw notApplicable('Shortening needs a date before the current end date and not before the start date.', 'new_end_date',
+          `must be from ${trip.start_date} to the day before ${trip.end_date}`)
+      }
+      enforceTripLength(trip.start_date, to)
+      return { ...current, trip: { ...trip, end_date: to }, changes: { end_date: { from: trip.end_date, to } } }
+    }
+    case 'correct_destination': {
+      const to = request.destination_country!
+      if (to === trip.destination_country) {
+        throw notApplicable('The destination is already that country.', 'destination_country', 'must differ from the current destination')
+      }
+      return { ...current, trip: { ...trip, destination_country: to }, changes: { destination_country: { from: trip.destination_country, to } } }
+    }
+    case 'correct_partner_reference': {
+      const to = request.partner_reference!
+      if (to === current.partnerReference) {
+        throw notApplicable('The partner reference is already that value.', 'partner_reference', 'must differ from the current partner_reference')
+      }
+      return { ...current, partnerReference: to, changes: { partner_reference: { from: current.partnerReference, to } } }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * @module Everything a request may need, built once from the app's dependencies. Entry files and
+ * tests choose the driver, clock and configuration; nothing here knows the runtime.
+ */
+import type { Config } from './config'
+import type { SqliteDriver } from './storage/driver'
+import { migrate } from './storage/migrations'
+import { sessionStore } from './storage/sessions'
+import { rateLimitStore } from './storage/rate-limits'
+import { quoteStore } from './storage/quotes'
+import { policyStore } from './storage/policies'
+import { idempotencyStore } from './storage/idempotency'
+import { sweeper } from './storage/sweep'
+import { loadCatalogue } from './modules/plans/catalogue'
+
+export interface AppDeps {
+  db: SqliteDriver
+  config: Config
+  /** Milliseconds since the epoch; tests pass a fake one. */
+  clock?: () => number
+  /** The socket's peer address for a request, where the runtime knows it. */
+  peerAddress?: (request: Request) => string | undefined
+  /** Where the one-line-per-request JSON log goes. */
+  log?: (line: string) => void
+}
+
+export function createServices(deps: AppDeps) {
+  const { db, config } = deps
+  migrate(db)
+  return {
+    db,
+    config,
+    clock: deps.clock ?? Date.now,
+    peerAddress: deps.peerAddress ?? (() => undefined),
+    log: deps.log ?? ((line: string) => console.log(line)),
+    catalogue: loadCatalogue(),
+    sessions: sessionStore(db),
+    rates: rateLimitStore(db, { limit: config.rateLimit, windowMs: config.rateWindowSeconds * 1000 }),
+    quotes: quoteStore(db),
+    policies: policyStore(db),
+    idempotency: idempotencyStore(db),
+    sweeper: sweeper(db, config.rateWindowSeconds * 1000),
+  }
+}
+
+export type Services = ReturnType<typeof createServices>

@@ -1,0 +1,42 @@
+/**
+ * @module The storage seam: the few calls the repositories make of an SQLite driver.
+ * Each runtime's entry file hands one implementation to the app; the SQL is shared.
+ */
+
+export type SqlValue = string | number | null
+
+export interface Statement<Row> {
+  get(...params: SqlValue[]): Row | undefined
+  all(...params: SqlValue[]): Row[]
+  run(...params: SqlValue[]): { changes: number }
+}
+
+export interface SqliteDriver {
+  exec(sql: string): void
+  prepare<Row = Record<string, SqlValue>>(sql: string): Statement<Row>
+  close(): void
+}
+
+/**
+ * Runs `work` inside `BEGIN IMMEDIATE`, so that the write lock is taken before the first read:
+ * a check-then-write (rate limit, idempotency) is atomic across processes sharing the file.
+ */
+export function immediate<T>(db: SqliteDriver, work: () => T): T {
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    const result = work()
+    db.exec('COMMIT')
+    return result
+  } catch (error) {
+    db.exec('ROLLBACK')
+    throw error
+  }
+}
+
+/** Pragmas every driver applies on open: WAL for concurrent readers, a wait instead of SQLITE_BUSY. */
+export const OPEN_PRAGMAS = [
+  'PRAGMA journal_mode = WAL',
+  'PRAGMA synchronous = NORMAL',
+  'PRAGMA busy_timeout = 5000',
+  'PRAGMA foreign_keys = ON',
+]

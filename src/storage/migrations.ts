@@ -1,0 +1,89 @@
+/**
+ * @module The database schema, as numbered migrations keyed on `PRAGMA user_version`.
+ * Append a migration to change the schema; never edit one that has shipped.
+ */
+import { immediate, type SqliteDriver } from './driver'
+
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE sessions (
+    id          INTEGER PRIMARY KEY,
+    ref         TEXT    NOT NULL UNIQUE,
+    token_hash  TEXT    NOT NULL UNIQUE,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    purged      INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX sessions_by_expiry ON sessions (purged, expires_at);
+
+  -- One row per admitted request per counter: the rolling window is exact.
+  CREATE TABLE rate_hits (
+    key TEXT    NOT NULL,
+    at  INTEGER NOT NULL
+  );
+  CREATE INDEX rate_hits_by_key ON rate_hits (key, at);
+  CREATE INDEX rate_hits_by_time ON rate_hits (at);
+
+  -- Plans a search returned, so that issue can check plan_id, trip and ages.
+  CREATE TABLE quotes (
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    plan_id    TEXT    NOT NULL,
+    trip       TEXT    NOT NULL,
+    ages       TEXT    NOT NULL,
+    currency   TEXT    NOT NULL,
+    plan       TEXT    NOT NULL,
+    PRIMARY KEY (session_id, plan_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE policies (
+    id                INTEGER PRIMARY KEY,
+    session_id        INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    ref               TEXT    NOT NULL UNIQUE,
+    svc_insurance_id  TEXT    NOT NULL UNIQUE,
+    plan_id           TEXT    NOT NULL,
+    product           TEXT    NOT NULL,
+    status            TEXT    NOT NULL,
+    trip              TEXT    NOT NULL,
+    travellers        TEXT    NOT NULL,
+    partner_reference TEXT,
+    currency          TEXT    NOT NULL,
+    premium_minor     INTEGER NOT NULL,
+    created_at        INTEGER NOT NULL,
+    updated_at        INTEGER NOT NULL
+  );
+  CREATE INDEX policies_by_session ON policies (session_id);
+
+  CREATE TABLE endorsements (
+    policy_id            INTEGER NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
+    sequence             INTEGER NOT NULL,
+    scenario             TEXT    NOT NULL,
+    changes              TEXT    NOT NULL,
+    premium_change_minor INTEGER NOT NULL,
+    created_at           INTEGER NOT NULL,
+    PRIMARY KEY (policy_id, sequence)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE idempotency (
+    session_id  INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    key         TEXT    NOT NULL,
+    fingerprint TEXT    NOT NULL,
+    response    TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL,
+    PRIMARY KEY (session_id, key)
+  ) WITHOUT ROWID;
+  `,
+]
+
+export const SCHEMA_VERSION = MIGRATIONS.length
+
+/** Brings the file up to the newest schema; safe to call from several processes at once. */
+export function migrate(db: SqliteDriver): void {
+  immediate(db, () => {
+    const current = db.prepare<{ user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0
+    if (current > SCHEMA_VERSION) {
+      throw new Error(`database schema version ${current} is newer than this build (${SCHEMA_VERSION})`)
+    }
+    for (let version = current; version < SCHEMA_VERSION; version++) db.exec(MIGRATIONS[version]!)
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`)
+  })
+}

@@ -1,0 +1,29 @@
+/** @module Session rows: only a hash of the cookie token is stored, never the token. */
+import type { SqliteDriver } from './driver'
+
+export interface SessionRow {
+  id: number
+  ref: string
+  expiresAt: number
+}
+
+export function sessionStore(db: SqliteDriver) {
+  const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number }>(
+    'SELECT id, ref, expires_at FROM sessions WHERE token_hash = ?',
+  )
+  const insert = db.prepare<{ id: number }>(
+    'INSERT INTO sessions (ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?) RETURNING id',
+  )
+  return {
+    findByTokenHash(tokenHash: string): SessionRow | undefined {
+      const row = byTokenHash.get(tokenHash)
+      return row && { id: row.id, ref: row.ref, expiresAt: row.expires_at }
+    },
+    insert(ref: string, tokenHash: string, createdAt: number, expiresAt: number): SessionRow {
+      const { id } = insert.get(ref, tokenHash, createdAt, expiresAt)!
+      return { id, ref, expiresAt }
+    },
+  }
+}
+
+export type SessionStore = ReturnType<typeof sessionStore>

@@ -1,0 +1,56 @@
+/**
+ * @module The expiry sweep: deletes, in bounded batches, what expired sessions own and rate hits
+ * that left their window. An expired session's token hash is kept for a day so that a late call
+ * still gets `session_expired`; lookups never depend on the sweep having run.
+ */
+import { immediate, type SqliteDriver } from './driver'
+
+export const TOMBSTONE_MS = 24 * 60 * 60 * 1000
+const BATCH = 500
+
+export interface SweepResult {
+  sessionsPurged: number
+  sessionsForgotten: number
+  rateHitsDeleted: number
+}
+
+export function sweeper(db: SqliteDriver, windowMs: number) {
+  const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
+  const owned = ['quotes', 'policies', 'idempotency'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
+  const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
+  const forget = db.prepare(
+    'DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purged = 1 AND expires_at <= ? LIMIT ?)',
+  )
+  const staleHits = db.prepare('DELETE FROM rate_hits WHERE rowid IN (SELECT rowid FROM rate_hits WHERE at <= ? LIMIT ?)')
+
+  /** One bounded batch of each kind, in one short transaction. */
+  function batch(now: number): SweepResult {
+    return immediate(db, () => {
+      const ids = expired.all(now, BATCH)
+      for (const { id } of ids) {
+        for (const statement of owned) statement.run(id)
+        markPurged.run(id)
+      }
+      return {
+        sessionsPurged: ids.length,
+        sessionsForgotten: forget.run(now - TOMBSTONE_MS, BATCH).changes,
+        rateHitsDeleted: staleHits.run(now - windowMs, BATCH * 10).changes,
+      }
+    })
+  }
+
+  /** Sweeps until nothing is left, yielding to requests between batches. */
+  async function sweep(now: number): Promise<SweepResult> {
+    const total: SweepResult = { sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 }
+    for (;;) {
+      const done = batch(now)
+      total.sessionsPurged += done.sessionsPurged
+      total.sessionsForgotten += done.sessionsForgotten
+      total.rateHitsDeleted += done.rateHitsDeleted
+      if (done.sessionsPurged < BATCH && done.sessionsForgotten < BATCH && done.rateHitsDeleted < BATCH * 10) return total
+      await new Promise((resolve) => setTimeout(resolve, 0))
+    }
+  }
+
+  return { batch, sweep }
+}
