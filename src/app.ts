@@ -3,6 +3,7 @@
  * Entry files create those and listen; tests build the app in-process.
  */
 import { Elysia } from 'elysia'
+import { healthRoutes } from './http/health'
 import { createPipeline } from './http/pipeline'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
@@ -11,7 +12,9 @@ import type { Services } from './services'
 
 export function createApp(services: Services) {
   const pipeline = createPipeline(services)
+  // Health checks come before the pipeline: they count against no allowance and need no session.
   return new Elysia({ normalize: false })
+    .use(healthRoutes(services))
     .use(pipeline)
     .use(sessionRoutes(pipeline, services))
     .use(planRoutes(pipeline, services))
