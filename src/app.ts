@@ -2,7 +2,7 @@
  * @module Builds the sandbox app from its services (database, configuration, clock, catalogue).
  * Entry files create those and listen; tests build the app in-process.
  */
-import { Elysia } from 'elysia'
+import { Elysia, type ElysiaAdapter } from 'elysia'
 import { healthRoutes } from './http/health'
 import { createPipeline } from './http/pipeline'
 import { planRoutes } from './modules/plans'
@@ -10,10 +10,15 @@ import { policyRoutes } from './modules/policies'
 import { sessionRoutes } from './modules/session'
 import type { Services } from './services'
 
-export function createApp(services: Services) {
+export interface AppOptions {
+  /** Elysia's adapter for runtimes other than Bun (`@elysiajs/node`). */
+  adapter?: ElysiaAdapter
+}
+
+export function createApp(services: Services, options: AppOptions = {}) {
   const pipeline = createPipeline(services)
   // Health checks come before the pipeline: they count against no allowance and need no session.
-  return new Elysia({ normalize: false })
+  return new Elysia({ normalize: false, ...(options.adapter && { adapter: options.adapter }) })
     .use(healthRoutes(services))
     .use(pipeline)
     .use(sessionRoutes(pipeline, services))

@@ -4,15 +4,17 @@
  */
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { createApp } from './app'
+import { createApp, type AppOptions } from './app'
 import { ConfigError, loadConfig, type Config } from './config'
 import type { SqliteDriver } from './storage/driver'
 import { createServices, type Services } from './services'
 
-export interface Runtime {
+export type SandboxApp = ReturnType<typeof createApp>
+
+export interface Runtime extends AppOptions {
   openDatabase(path: string): SqliteDriver
-  /** Starts serving; answers a function that stops accepting and resolves once in-flight requests are done. */
-  serve(app: ReturnType<typeof createApp>, config: Config, services: Services): { stop(): Promise<void>; url: string }
+  /** Starts serving; `stop` stops accepting and resolves once in-flight requests are done. */
+  serve(app: SandboxApp, config: Config, services: Services): { url: string; stop(): Promise<void> }
 }
 
 export function configOrExit(env: Record<string, string | undefined>): Config {
@@ -25,14 +27,16 @@ export function configOrExit(env: Record<string, string | undefined>): Config {
   }
 }
 
+const logLine = (fields: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), ...fields })
+
 export function start(runtime: Runtime, env: Record<string, string | undefined>): void {
   const config = configOrExit(env)
   if (config.dbPath !== ':memory:') mkdirSync(dirname(config.dbPath), { recursive: true })
   const db = runtime.openDatabase(config.dbPath)
   const services = createServices({ db, config })
-  const app = createApp(services)
+  const app = createApp(services, runtime)
   const server = runtime.serve(app, config, services)
-  console.log(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url: server.url, db: config.dbPath }))
+  console.log(logLine({ level: 'info', msg: 'listening', url: server.url, db: config.dbPath }))
 
   let sweeping = false
   const sweepTimer = setInterval(async () => {
@@ -41,7 +45,7 @@ export function start(runtime: Runtime, env: Record<string, string | undefined>)
     try {
       await services.sweeper.sweep(services.clock())
     } catch (error) {
-      console.error(JSON.stringify({ time: new Date().toISOString(), level: 'error', msg: 'sweep failed', error: String(error) }))
+      console.error(logLine({ level: 'error', msg: 'sweep failed', error: String(error) }))
     } finally {
       sweeping = false
     }
@@ -55,7 +59,7 @@ export function start(runtime: Runtime, env: Record<string, string | undefined>)
     await server.stop()
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     db.close()
-    console.log(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopped', signal }))
+    console.log(logLine({ level: 'info', msg: 'stopped', signal }))
     process.exit(0)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))

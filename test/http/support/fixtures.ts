@@ -10,7 +10,12 @@ export function testNetwork(): string {
   return `198.${18 + randomInt(2)}.${randomInt(256)}.${randomInt(1, 255)}`
 }
 
-export const test = base.extend<{ network: string }>({
+export const test = base.extend<{ network: string }, { target: void }>({
+  // Servers a test starts itself run the same target as the project (see server.ts).
+  target: [async ({}, use, workerInfo) => {
+    process.env.SANDBOX_TARGET = workerInfo.project.name
+    await use()
+  }, { scope: 'worker', auto: true }],
   network: async ({}, use) => use(testNetwork()),
   extraHTTPHeaders: async ({ network }, use) => use({ 'x-forwarded-for': network }),
 })

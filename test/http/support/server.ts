@@ -4,7 +4,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
+import { serverCommand, type Target } from './targets'
 
 export const ROOT = resolve(import.meta.dirname, '../../..')
 export const HTTP_PORT = Number(process.env.SANDBOX_TEST_PORT ?? 3210)
@@ -25,12 +27,28 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-let nextPort = HTTP_PORT + 100 + Number(process.env.TEST_WORKER_INDEX ?? 0) * 20
+/** A port the system has just handed out as free on loopback. */
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
+  const { port } = probe.address() as AddressInfo
+  await new Promise((done) => probe.close(done))
+  return port
+}
 
-/** Starts `bun src/server.bun.ts` with extra environment, on its own port; waits until it answers. */
+/** The target the current Playwright project tests (set per worker by fixtures.ts). */
+export function currentTarget(): Target {
+  return (process.env.SANDBOX_TARGET as Target | undefined) ?? 'bun'
+}
+
+/**
+ * Starts the current target's server with extra environment, on its own port; waits until it
+ * answers.
+ */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const port = nextPort++
-  const child = spawn('bun', ['src/server.bun.ts'], {
+  const port = await freePort()
+  const { command, args } = serverCommand(currentTarget(), ROOT)
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), SANDBOX_TRUST_PROXY: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
