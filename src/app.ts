@@ -3,12 +3,14 @@
  * Entry files create those and listen; tests build the app in-process.
  */
 import { Elysia, type ElysiaAdapter } from 'elysia'
+import { docsRoutes } from './http/docs'
 import { healthRoutes } from './http/health'
 import { createPipeline } from './http/pipeline'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import { sessionRoutes } from './modules/session'
 import type { Services } from './services'
+import { version } from '../package.json'
 
 export interface AppOptions {
   /** Elysia's adapter for runtimes other than Bun (`@elysiajs/node`). */
@@ -17,9 +19,10 @@ export interface AppOptions {
 
 export function createApp(services: Services, options: AppOptions = {}) {
   const pipeline = createPipeline(services)
-  // Health checks come before the pipeline: they count against no allowance and need no session.
+  // Health and docs come before the pipeline: they count against no allowance and need no session.
   return new Elysia({ normalize: false, ...(options.adapter && { adapter: options.adapter }) })
     .use(healthRoutes(services))
+    .use(docsRoutes(version))
     .use(pipeline)
     .use(sessionRoutes(pipeline, services))
     .use(planRoutes(pipeline, services))

@@ -17,6 +17,8 @@ export type { App }
 export function createSandboxClient(baseUrl: string | App) {
   let cookie: string | undefined
   return treaty<App>(baseUrl, {
+    // Dates stay strings, as the API sends them (Eden would turn `2026-12-20` into a Date).
+    parseDate: false,
     headers: () => (cookie ? { cookie } : undefined),
     onResponse: (response) => {
       const setCookie = response.headers.get('set-cookie')

@@ -13,4 +13,5 @@ start(
     },
   },
   process.env,
+  process.argv.slice(2),
 )

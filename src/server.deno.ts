@@ -26,4 +26,5 @@ start(
     },
   },
   process.env,
+  process.argv.slice(2),
 )

@@ -21,4 +21,5 @@ start(
     },
   },
   process.env,
+  process.argv.slice(2),
 )

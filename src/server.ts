@@ -8,6 +8,35 @@ import { createApp, type AppOptions } from './app'
 import { ConfigError, loadConfig, type Config } from './config'
 import type { SqliteDriver } from './storage/driver'
 import { createServices, type Services } from './services'
+import { version } from '../package.json'
+
+const HELP = `travel-sandbox ${version}: the travel protection sandbox (sessions, plan search, policy issue and modify).
+
+Usage: travel-sandbox [--help | --version]
+
+Configuration comes from the environment only:
+  PORT, HOST                        where to listen (3000, 0.0.0.0)
+  SANDBOX_DB_PATH                   SQLite file (data/sandbox.db; :memory: for a throwaway store)
+  SANDBOX_RATE_LIMIT                requests per window, per session and per network (30)
+  SANDBOX_RATE_WINDOW_SECONDS       rolling window (600)
+  SANDBOX_SESSION_TTL_SECONDS       session lifetime (3600)
+  SANDBOX_SWEEP_INTERVAL_SECONDS    expiry sweep interval (60)
+  SANDBOX_TRUST_PROXY               trusted proxy hops for X-Forwarded-For (0)
+`
+
+/** `--help` and `--version` print and exit; any other argument is refused. */
+function handleArguments(args: string[]): void {
+  if (args.includes('--version')) {
+    console.log(version)
+    process.exit(0)
+  }
+  if (args.length > 0) {
+    const unknown = args.find((arg) => arg !== '--help')
+    if (unknown) console.error(`travel-sandbox: unknown argument ${unknown}`)
+    console.log(HELP)
+    process.exit(unknown ? 2 : 0)
+  }
+}
 
 export type SandboxApp = ReturnType<typeof createApp>
 
@@ -29,7 +58,8 @@ export function configOrExit(env: Record<string, string | undefined>): Config {
 
 const logLine = (fields: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), ...fields })
 
-export function start(runtime: Runtime, env: Record<string, string | undefined>): void {
+export function start(runtime: Runtime, env: Record<string, string | undefined>, args: string[]): void {
+  handleArguments(args)
   const config = configOrExit(env)
   if (config.dbPath !== ':memory:') mkdirSync(dirname(config.dbPath), { recursive: true })
   const db = runtime.openDatabase(config.dbPath)

@@ -3,9 +3,10 @@
  */
 import type { RateStatus } from '../domain/rate-window'
 import { isoTimestamp } from '../domain/dates'
-import type { ApiError, ErrorDetail } from '../errors'
+import type { ApiError } from '../errors'
+import type { FailureModel, MetaModel, ModeModel } from './envelope-model'
 
-export type Mode = 'simulation' | 'uat_gateway'
+export type Mode = typeof ModeModel.static
 
 /** What the pipeline knows about one request; handlers read it as `sandbox`. */
 export interface RequestState {
@@ -16,26 +17,11 @@ export interface RequestState {
   rate: RateStatus | null
 }
 
-export interface Meta {
-  sandbox: true
-  session_expires_at: string | null
-  rate_limit: { limit: number; remaining: number; reset_at: string }
-}
-
-export interface Success<T> {
+export type Meta = typeof MetaModel.static
+export type Failure = typeof FailureModel.static
+export interface Success<T> extends Omit<Failure, 'ok' | 'error'> {
   ok: true
-  mode: Mode
-  request_id: string
   data: T
-  meta: Meta
-}
-
-export interface Failure {
-  ok: false
-  mode: Mode
-  request_id: string
-  error: { code: string; message: string; details?: ErrorDetail[] }
-  meta: Meta
 }
 
 function meta(state: RequestState, rate: RateStatus): Meta {

@@ -8,7 +8,7 @@ import { childPath, type ErrorDetail } from '../errors'
 interface SchemaError {
   type: number
   path: string
-  schema: { issue?: string; type?: string; enum?: unknown[] }
+  schema: { 'x-issue'?: string; type?: string }
 }
 
 /** `/travellers/2/age` → `travellers[2].age`; the body itself is `$`. */
@@ -25,7 +25,7 @@ function describe(error: SchemaError): string {
     case ValueErrorType.ObjectAdditionalProperties:
       return 'is not an accepted field'
     default:
-      return error.schema.issue ?? (error.schema.type ? `must be of type ${error.schema.type}` : 'is not valid')
+      return error.schema['x-issue'] ?? (error.schema.type ? `must be of type ${error.schema.type}` : 'is not valid')
   }
 }
 

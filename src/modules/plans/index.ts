@@ -4,7 +4,8 @@ import { success } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import type { Pipeline } from '../../http/pipeline'
 import type { Services } from '../../services'
-import { SearchBody } from './model'
+import { responses } from '../../http/envelope-model'
+import { SearchBody, SearchData } from './model'
 import { searchPlans } from './service'
 
 export function planRoutes(pipeline: Pipeline, services: Services) {
@@ -12,5 +13,7 @@ export function planRoutes(pipeline: Pipeline, services: Services) {
     .use(pipeline)
     .post(PATHS.search, ({ sandbox, body }) => success(sandbox, searchPlans(services, sandbox.session!.id, body)), {
       body: SearchBody,
+      response: responses(SearchData, ['trip_too_long', 'too_many_travellers', 'unsupported_currency']),
+      detail: { summary: 'Search plans', description: 'Normalised plans for a trip and traveller ages; recorded against the session for issue.' },
     })
 }

@@ -7,18 +7,10 @@ import { createHash } from 'node:crypto'
 import { toDayNumber } from '../../domain/dates'
 import type { Trip } from '../../domain/trip'
 import type { Catalogue, PlanDefinition } from './catalogue'
+import type { PlanModel } from './model'
 
 /** A plan as partners see it (spec 2.5). */
-export interface Plan {
-  plan_id: string
-  name: string
-  tier: string
-  currency: string
-  sum_insured: number
-  premium: number
-  cover_type: string
-  benefits_summary: string[]
-}
+export type Plan = typeof PlanModel.static
 
 export interface PricedPlan {
   product: string

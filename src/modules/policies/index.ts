@@ -5,7 +5,8 @@ import { PATHS } from '../../http/paths'
 import type { Pipeline } from '../../http/pipeline'
 import type { Services } from '../../services'
 import { fingerprint, idempotencyKey, once } from './idempotency'
-import { IssueBody, ModifyBody, ModifyParams } from './model'
+import { responses } from '../../http/envelope-model'
+import { IssueBody, ModifyBody, ModifyData, ModifyParams, PolicyData } from './model'
 import { issuePolicy, modifyPolicy } from './service'
 
 const REPLAYED = { 'idempotent-replayed': 'true' }
@@ -23,7 +24,11 @@ export function policyRoutes(pipeline: Pipeline, services: Services) {
         if (replayed) Object.assign(set.headers, REPLAYED)
         return success(sandbox, data)
       },
-      { body: IssueBody },
+      {
+        body: IssueBody,
+        response: responses(PolicyData, ['trip_too_long', 'too_many_travellers', 'plan_not_found', 'plan_mismatch', 'idempotency_key_reused', 'idempotency_in_progress']),
+        detail: { summary: 'Issue a policy', description: 'Issues a sandbox policy against a plan from a search in this session. Send `Idempotency-Key` to make retries safe.' },
+      },
     )
     .post(
       PATHS.modify,
@@ -36,6 +41,11 @@ export function policyRoutes(pipeline: Pipeline, services: Services) {
         if (replayed) Object.assign(set.headers, REPLAYED)
         return success(sandbox, data)
       },
-      { body: ModifyBody, params: ModifyParams },
+      {
+        body: ModifyBody,
+        params: ModifyParams,
+        response: responses(ModifyData, ['trip_too_long', 'policy_not_found', 'scenario_not_applicable', 'idempotency_key_reused', 'idempotency_in_progress']),
+        detail: { summary: 'Modify a policy', description: 'Applies one correction scenario. Send `Idempotency-Key` to make retries safe.' },
+      },
     )
 }

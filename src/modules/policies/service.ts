@@ -65,7 +65,7 @@ function issuedPayload(services: Services, policy: PolicyRecord) {
     travellers_count: policy.travellers.length,
     travellers: policy.travellers,
     traveller_identity: TRAVELLER_IDENTITY,
-    documents: [{ type: 'policy_certificate', state: 'ready', format: 'pdf' }],
+    documents: [{ type: 'policy_certificate' as const, state: 'ready' as const, format: 'pdf' as const }],
     trip: policy.trip,
     premium: toAmount(services.catalogue, policy.premiumMinor, policy.currency),
     currency: policy.currency,

@@ -4,7 +4,8 @@ import { success } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import type { Pipeline } from '../../http/pipeline'
 import type { Services } from '../../services'
-import { SessionBody } from './model'
+import { responses } from '../../http/envelope-model'
+import { SessionBody, SessionData } from './model'
 import { sessionPayload } from './service'
 
 export function sessionRoutes(pipeline: Pipeline, services: Services) {
@@ -13,5 +14,7 @@ export function sessionRoutes(pipeline: Pipeline, services: Services) {
     .use(pipeline)
     .post(PATHS.session, ({ sandbox }) => success(sandbox, sessionPayload(sandbox.session!, services.config)), {
       body: SessionBody,
+      response: responses(SessionData, []),
+      detail: { summary: 'Create a session', description: 'Always opens a fresh anonymous session and sets the `sbx_session` cookie.' },
     })
 }

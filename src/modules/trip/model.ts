@@ -1,5 +1,5 @@
 /**
- * @module Request schemas shared by plan search and policy issue. `issue` on a schema is the text a
+ * @module Request schemas shared by plan search and policy issue. `x-issue` on a schema is the text a
  * partner sees in `error.details[].issue` when a value breaks it.
  */
 import { t } from 'elysia'
@@ -7,13 +7,13 @@ import { t } from 'elysia'
 export const CountryCode = t.String({
   pattern: '^[A-Z]{2}$',
   description: 'ISO 3166-1 alpha-2 country code, upper case.',
-  issue: 'must be an ISO 3166-1 alpha-2 country code in upper case',
+  'x-issue': 'must be an ISO 3166-1 alpha-2 country code in upper case',
 })
 
 export const CalendarDate = t.String({
   pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
   description: 'Calendar date, YYYY-MM-DD.',
-  issue: 'must be a date in the form YYYY-MM-DD',
+  'x-issue': 'must be a date in the form YYYY-MM-DD',
 })
 
 export const TripModel = t.Object(
@@ -23,22 +23,22 @@ export const TripModel = t.Object(
     start_date: CalendarDate,
     end_date: CalendarDate,
   },
-  { additionalProperties: false, description: 'The trip: countries and the first and last day of cover.', issue: 'must be an object' },
+  { additionalProperties: false, description: 'The trip: countries and the first and last day of cover.', 'x-issue': 'must be an object' },
 )
 
 export const TravellerModel = t.Object(
-  { age: t.Integer({ minimum: 0, maximum: 110, description: 'Age in whole years.', issue: 'must be a whole number from 0 to 110' }) },
-  { additionalProperties: false, description: 'A traveller: the age is the only attribute accepted.', issue: 'must be an object with only an age' },
+  { age: t.Integer({ minimum: 0, maximum: 110, description: 'Age in whole years.', 'x-issue': 'must be a whole number from 0 to 110' }) },
+  { additionalProperties: false, description: 'A traveller: the age is the only attribute accepted.', 'x-issue': 'must be an object with only an age' },
 )
 
 export const TravellersModel = t.Array(TravellerModel, {
   minItems: 1,
   description: 'Travellers, ages only: 1 to 6.',
-  issue: 'must be a list of 1 to 6 travellers',
+  'x-issue': 'must be a list of 1 to 6 travellers',
 })
 
 export const CurrencyCode = t.String({
   pattern: '^[A-Z]{3}$',
   description: 'ISO 4217 currency code, upper case.',
-  issue: 'must be an ISO 4217 currency code in upper case',
+  'x-issue': 'must be an ISO 4217 currency code in upper case',
 })
