@@ -49,16 +49,22 @@ export const successModel = <Data extends TSchema>(data: Data) =>
 export const FailureModel = t.Object({ ok: t.Literal(false), mode: ModeModel, request_id: RequestId, error: ErrorModel, meta: MetaModel })
 
 /** Error answers every sandbox route can give, whatever its body. */
-const EVERY_ROUTE: ErrorCode[] = [
+const EVERY_ROUTE = [
   'invalid_json', 'unsupported_media_type', 'payload_too_large', 'validation_failed', 'pii_not_allowed',
   'session_expired', 'rate_limited', 'storage_unavailable', 'internal_error',
-]
+] as const satisfies ErrorCode[]
+
+/** One failure envelope per HTTP status the codes use: literal keys, so Eden types each status. */
+type FailureResponses<Code extends ErrorCode> = { [Status in (typeof ERROR_STATUS)[Code]]: typeof FailureModel }
 
 /**
  * A route's `response` map: the success envelope at 200 and the failure envelope at every status
  * its error codes use, each described by the codes it carries.
  */
-export function responses<Data extends TSchema>(data: Data, codes: ErrorCode[]) {
+export function responses<Data extends TSchema, const Code extends ErrorCode = never>(
+  data: Data,
+  codes: readonly Code[],
+): FailureResponses<Code | (typeof EVERY_ROUTE)[number]> & { 200: ReturnType<typeof successModel<Data>> } {
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of [...EVERY_ROUTE, ...codes]) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code])
   const failures: Record<number, typeof FailureModel> = {}
@@ -69,5 +75,5 @@ export function responses<Data extends TSchema>(data: Data, codes: ErrorCode[]) 
       retry ? { ...ENVELOPE_HEADERS, 'Retry-After': t.Integer({ description: 'Seconds to wait.' }) } : ENVELOPE_HEADERS,
     ) as typeof FailureModel
   }
-  return { ...failures, 200: withHeaders(successModel(data), ENVELOPE_HEADERS) as ReturnType<typeof successModel<Data>> }
+  return { ...failures, 200: withHeaders(successModel(data), ENVELOPE_HEADERS) } as unknown as FailureResponses<Code | (typeof EVERY_ROUTE)[number]> & { 200: ReturnType<typeof successModel<Data>> }
 }
