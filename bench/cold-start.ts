@@ -1,0 +1,64 @@
+/**
+ * Cold start of each deploy target: time from spawning the process to its first answered request
+ * (`GET /healthz`, polled every millisecond), and the artefact's size. Run `npm run build` first.
+ *
+ *   bun bench/cold-start.ts [runs]     (default 10 runs per target; prints a Markdown table)
+ */
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+const ROOT = resolve(import.meta.dir, '..')
+const runs = Number(process.argv[2] ?? 10)
+const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
+
+const TARGETS = [
+  { name: 'binary (bun build --compile)', artefact: 'dist/travel-sandbox', command: [join(ROOT, 'dist/travel-sandbox')] },
+  { name: 'bun run (source)', artefact: null, command: [bin('bun'), 'src/server.bun.ts'] },
+  { name: 'deno (single file)', artefact: 'dist/travel-sandbox.deno.js', command: [bin('deno'), 'run', '--allow-net', '--allow-env', '--allow-read', '--allow-write', 'dist/travel-sandbox.deno.js'] },
+  { name: 'node (bundle)', artefact: 'dist/travel-sandbox.node.js', command: ['node', 'dist/travel-sandbox.node.js'] },
+]
+
+async function coldStart(command: string[], port: number, dir: string): Promise<number> {
+  const started = performance.now()
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_DB_PATH: join(dir, `cold-${port}.db`) },
+    stdio: 'ignore',
+  })
+  try {
+    for (;;) {
+      if (performance.now() - started > 15_000) throw new Error(`${command.join(' ')} did not answer in 15 s`)
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return performance.now() - started
+      } catch {
+        await Bun.sleep(1)
+      }
+    }
+  } finally {
+    child.kill('SIGTERM')
+    await new Promise((done) => child.once('exit', done))
+  }
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+const dir = mkdtempSync(join(tmpdir(), 'sandbox-cold-'))
+const rows: string[] = []
+let port = 3900
+for (const target of TARGETS) {
+  if (target.artefact && !existsSync(join(ROOT, target.artefact))) {
+    rows.push(`| ${target.name} | not built (npm run build) | | | |`)
+    continue
+  }
+  const times: number[] = []
+  for (let run = 0; run < runs; run++) times.push(await coldStart(target.command, port++, dir))
+  times.sort((a, b) => a - b)
+  const size = target.artefact ? `${(statSync(join(ROOT, target.artefact)).size / 1_048_576).toFixed(1)} MiB` : 'n/a'
+  rows.push(`| ${target.name} | ${size} | ${percentile(times, 50).toFixed(0)} ms | ${percentile(times, 90).toFixed(0)} ms | ${times[0]!.toFixed(0)} ms |`)
+}
+rmSync(dir, { recursive: true, force: true })
+console.log(`Cold start to first answered request, ${runs} runs each (${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} cores)\n`)
+console.log('| target | size | p50 | p90 | best |')
+console.log('|---|---|---|---|---|')
+for (const row of rows) console.log(row)
