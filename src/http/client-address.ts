@@ -13,17 +13,28 @@ export function clientAddress(request: Request, peer: string | undefined, trustP
   return candidate && isIP(candidate) ? candidate : socket
 }
 
-/** The rate-limit network: an IPv4 address, or the /64 an IPv6 address belongs to. */
+/** The rate-limit network: an IPv4 address (also when IPv4-mapped), or an IPv6 address's /64. */
 export function networkOf(address: string): string {
   const bare = address.replace(/%.*$/, '')
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare)
-  if (mapped) return mapped[1]!
   if (isIP(bare) !== 6) return bare
-  const [head = '', tail = ''] = bare.toLowerCase().split('::')
+  const groups = ipv6Groups(bare)
+  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.')
+  }
+  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`
+}
+
+/** The eight 16-bit groups of a valid IPv6 address, `::` expanded and a dotted IPv4 tail folded in. */
+function ipv6Groups(address: string): number[] {
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address)
+  const hex = dotted
+    ? address.slice(0, dotted.index) + [((+dotted[1]! << 8) | +dotted[2]!), ((+dotted[3]! << 8) | +dotted[4]!)].map((n) => n.toString(16)).join(':')
+    : address
+  const [head = '', tail] = hex.toLowerCase().split('::')
   const left = head ? head.split(':') : []
-  const right = bare.includes('::') ? (tail ? tail.split(':') : []) : []
-  const groups = [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
-  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`
+  const right = tail ? tail.split(':') : []
+  const zeros = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0')
+  return [...left, ...zeros, ...right].map((group) => parseInt(group, 16))
 }
 
 /** Whether the caller reached us over HTTPS, directly or through a trusted proxy. */

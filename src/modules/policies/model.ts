@@ -22,7 +22,11 @@ export const SCENARIOS = ['extend_end_date', 'shorten_end_date', 'correct_destin
 
 export const ModifyBody = t.Object(
   {
-    scenario: t.UnionEnum(SCENARIOS, { 'x-issue': `must be one of: ${SCENARIOS.join(', ')}` }),
+    // A union of literals, not t.UnionEnum: Elysia fills a UnionEnum's default into a missing field.
+    scenario: t.Union([t.Literal('extend_end_date'), t.Literal('shorten_end_date'), t.Literal('correct_destination'), t.Literal('correct_partner_reference')], {
+      description: 'One of the four pre-approved corrections.',
+      'x-issue': `must be one of: ${SCENARIOS.join(', ')}`,
+    }),
     new_end_date: t.Optional(CalendarDate),
     destination_country: t.Optional(CountryCode),
     partner_reference: t.Optional(PartnerReference),

@@ -3,6 +3,7 @@
  * partner sees in `error.details[].issue` when a value breaks it.
  */
 import { t } from 'elysia'
+import { Type } from '@sinclair/typebox'
 
 export const CountryCode = t.String({
   pattern: '^[A-Z]{2}$',
@@ -27,7 +28,8 @@ export const TripModel = t.Object(
 )
 
 export const TravellerModel = t.Object(
-  { age: t.Integer({ minimum: 0, maximum: 110, description: 'Age in whole years.', 'x-issue': 'must be a whole number from 0 to 110' }) },
+  // TypeBox's own Integer: Elysia's t.Integer also accepts integer-shaped strings such as "30".
+  { age: Type.Integer({ minimum: 0, maximum: 110, description: 'Age in whole years.', 'x-issue': 'must be a whole number from 0 to 110' }) },
   { additionalProperties: false, description: 'A traveller: the age is the only attribute accepted.', 'x-issue': 'must be an object with only an age' },
 )
 

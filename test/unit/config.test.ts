@@ -1,0 +1,94 @@
+import { describe, expect, test } from 'bun:test'
+import { ConfigError, loadConfig } from '../../src/config'
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return error as ConfigError
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`)
+}
+
+describe('loadConfig', () => {
+  test('defaults match the contract', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      dbPath: 'data/sandbox.db',
+      rateLimit: 30,
+      rateWindowSeconds: 600,
+      sessionTtlSeconds: 3600,
+      sweepIntervalSeconds: 60,
+      trustProxy: 0,
+    })
+  })
+
+  test('reads every variable', () => {
+    expect(
+      loadConfig({
+        PORT: '8080',
+        HOST: '127.0.0.1',
+        SANDBOX_DB_PATH: ':memory:',
+        SANDBOX_RATE_LIMIT: '5',
+        SANDBOX_RATE_WINDOW_SECONDS: '90',
+        SANDBOX_SESSION_TTL_SECONDS: '120',
+        SANDBOX_SWEEP_INTERVAL_SECONDS: '7',
+        SANDBOX_TRUST_PROXY: '2',
+      }),
+    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2 })
+  })
+
+  test('an empty numeric variable means its default', () => {
+    expect(loadConfig({ PORT: '', SANDBOX_RATE_LIMIT: '' }).port).toBe(3000)
+    expect(loadConfig({ SANDBOX_RATE_LIMIT: '' }).rateLimit).toBe(30)
+  })
+
+  test('PORT 0 (any free port) is allowed', () => {
+    expect(loadConfig({ PORT: '0' }).port).toBe(0)
+  })
+
+  const BAD: [string, string][] = [
+    ['PORT', 'abc'],
+    ['PORT', '-1'],
+    ['PORT', '65536'],
+    ['PORT', '80.5'],
+    ['PORT', '1e3'],
+    ['PORT', '0x50'],
+    ['SANDBOX_RATE_LIMIT', '0'],
+    ['SANDBOX_RATE_LIMIT', 'thirty'],
+    ['SANDBOX_RATE_LIMIT', '-5'],
+    ['SANDBOX_RATE_WINDOW_SECONDS', '0'],
+    ['SANDBOX_RATE_WINDOW_SECONDS', '10m'],
+    ['SANDBOX_SESSION_TTL_SECONDS', '0'],
+    ['SANDBOX_SESSION_TTL_SECONDS', '3600.5'],
+    ['SANDBOX_SWEEP_INTERVAL_SECONDS', '0'],
+    ['SANDBOX_SWEEP_INTERVAL_SECONDS', 'never'],
+    ['SANDBOX_TRUST_PROXY', '-1'],
+    ['SANDBOX_TRUST_PROXY', 'true'],
+    ['SANDBOX_TRUST_PROXY', '1000'],
+    ['HOST', '   '],
+    ['SANDBOX_DB_PATH', '  '],
+  ]
+
+  test.each(BAD)('%s=%p is a ConfigError with a one-line message naming the variable', (name, value) => {
+    const error = configError({ [name]: value })
+    expect(error.message).toContain(name)
+    expect(error.message).not.toContain('\n')
+    // Only the offending variable is named.
+    for (const other of ['PORT', 'HOST', 'SANDBOX_DB_PATH', 'SANDBOX_RATE_LIMIT', 'SANDBOX_RATE_WINDOW_SECONDS', 'SANDBOX_SESSION_TTL_SECONDS', 'SANDBOX_SWEEP_INTERVAL_SECONDS', 'SANDBOX_TRUST_PROXY']) {
+      if (other !== name && !name.includes(other)) expect(error.message).not.toContain(other)
+    }
+  })
+
+  test('a value with a line break still gives a one-line message', () => {
+    const error = configError({ SANDBOX_RATE_LIMIT: '30\nSANDBOX_TRUST_PROXY=9' })
+    expect(error.message.split('\n')).toHaveLength(1)
+    expect(error.message.startsWith('SANDBOX_RATE_LIMIT')).toBe(true)
+  })
+
+  test('each bad variable is named even when another is fine', () => {
+    expect(configError({ PORT: '3000', SANDBOX_RATE_WINDOW_SECONDS: 'abc' }).message).toContain('SANDBOX_RATE_WINDOW_SECONDS')
+  })
+})

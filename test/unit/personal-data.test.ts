@@ -1,0 +1,159 @@
+import { describe, expect, test } from 'bun:test'
+import { ApiError } from '../../src/errors'
+import { MAX_DEPTH, findPersonalData, isPersonalDataName, looksLikeEmail, rejectPersonalData } from '../../src/domain/personal-data'
+
+function thrown(run: () => unknown): ApiError {
+  try {
+    run()
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError)
+    return error as ApiError
+  }
+  throw new Error('expected an ApiError, nothing was thrown')
+}
+
+const PERSONAL_NAMES = [
+  'firstName', 'first_name', 'FIRST-NAME', 'first name', 'First Name', 'name', 'Name', 'lastName', 'last_name', 'fullName',
+  'givenName', 'middle_name', 'familyName', 'surname', 'SURNAME', 'dob', 'DOB', 'street', 'postcode', 'post_code', 'zip', 'ZIP',
+  'national_id', 'nationalId', 'pan', 'PAN', 'ssn', 'SSN', 'gender', 'Gender',
+  'email', 'Email', 'e-mail', 'E_Mail', 'emailAddress', 'contact_email', 'contactPhone', 'phone', 'phoneNumber', 'mobile',
+  'mobile_no', 'telephone', 'homeAddress', 'address', 'address_line_1', 'passportNo', 'passport_number', 'dateOfBirth',
+  'date_of_birth', 'birthDate', 'placeOfBirth', 'nominee_details', 'nomineeName', 'aadhaarNumber', 'AADHAAR',
+]
+
+const INNOCENT_NAMES = [
+  'age', 'trip', 'travellers', 'destination_country', 'origin_country', 'currency', 'plan_id', 'partner_reference', 'scenario',
+  'start_date', 'end_date', 'new_end_date', 'companion', 'panorama', 'zipper', 'company', 'names', 'nameless', 'pancake', 'genders',
+  'dobby', 'streetwise',
+]
+
+describe('personal-data field names', () => {
+  test.each(PERSONAL_NAMES)('%p is personal data', (name) => {
+    expect(isPersonalDataName(name)).toBe(true)
+  })
+
+  test.each(INNOCENT_NAMES)('%p is not personal data', (name) => {
+    expect(isPersonalDataName(name)).toBe(false)
+  })
+
+  test('exact names match only exactly; contained names match anywhere', () => {
+    expect(isPersonalDataName('zip')).toBe(true)
+    expect(isPersonalDataName('zipper')).toBe(false)
+    expect(isPersonalDataName('pan')).toBe(true)
+    expect(isPersonalDataName('panorama')).toBe(false)
+    expect(isPersonalDataName('travellerEmailPrimary')).toBe(true)
+    expect(isPersonalDataName('x_passport_y')).toBe(true)
+  })
+})
+
+describe('findPersonalData', () => {
+  test('finds names at any depth, including inside arrays, by JSON path', () => {
+    const body = {
+      trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2026-06-01', end_date: '2026-06-08' },
+      travellers: [{ age: 30 }, { age: 31, first_name: 'Asha' }, { age: 5, meta: { Contact: { homeAddress: 'x' } } }],
+      nominee_details: { relation: 'spouse' },
+      extra: [[{ SSN: '1' }]],
+    }
+    expect(findPersonalData(body).sort()).toEqual(
+      ['extra[0][0].SSN', 'nominee_details', 'travellers[1].first_name', 'travellers[2].meta.Contact.homeAddress'].sort(),
+    )
+  })
+
+  test('a clean sandbox body has no findings', () => {
+    const body = {
+      plan_id: 'plan_intl_standard_abc',
+      trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2026-06-01', end_date: '2026-06-08' },
+      travellers: [{ age: 30 }, { age: 4 }],
+      currency: 'EUR',
+      partner_reference: 'BOOKING-1234',
+      scenario: 'correct_partner_reference',
+      companion: 'none',
+      panorama: true,
+      zipper: 1,
+    }
+    expect(findPersonalData(body)).toEqual([])
+  })
+
+  test('e-mail-shaped string values are reported by path wherever they are', () => {
+    const body = {
+      partner_reference: 'asha@example.com',
+      travellers: [{ age: 30, note: 'write to x.y+z@mail.example.org please' }],
+      deep: [{ list: ['ok', 'a@b.io'] }],
+    }
+    expect(findPersonalData(body).sort()).toEqual(['deep[0].list[1]', 'partner_reference', 'travellers[0].note'].sort())
+    expect(findPersonalData('root@example.com')).toEqual(['$'])
+  })
+
+  test('strings that merely contain @ are not e-mail addresses', () => {
+    expect(looksLikeEmail('BOOKING@2026')).toBe(false)
+    expect(looksLikeEmail('@handle')).toBe(false)
+    expect(looksLikeEmail('a@b')).toBe(false)
+    expect(looksLikeEmail('a@b.com')).toBe(true)
+  })
+
+  test('an e-mail-shaped key is reported by its parent path, never by itself', () => {
+    expect(findPersonalData({ travellers: [{ age: 3, 'asha@example.com': true }] })).toEqual(['travellers[0]'])
+    expect(findPersonalData({ 'asha@example.com': 1 })).toEqual(['$'])
+    const paths = findPersonalData({ a: { b: { 'someone@corp.example': { nested: 1 } } } })
+    expect(paths).toEqual(['a.b'])
+    expect(paths.join()).not.toContain('@')
+  })
+})
+
+describe('rejectPersonalData', () => {
+  test('passes a clean body', () => {
+    expect(() => rejectPersonalData({ travellers: [{ age: 1 }] })).not.toThrow()
+    expect(() => rejectPersonalData({})).not.toThrow()
+  })
+
+  test('is pii_not_allowed (422) naming every path and no value', () => {
+    const values = ['Asha Rao', '+91 98765 43210', 'P1234567', '1990-01-01', 'asha.rao@example.com', 'ABCDE1234F', 'hidden@secret.example']
+    const body = {
+      travellers: [{ age: 30, fullName: values[0], contactPhone: values[1] }, { age: 3, passportNo: values[2], dateOfBirth: values[3] }],
+      contact: { Email: values[4], PAN: values[5] },
+      note: values[6],
+      [values[6]!]: 'key',
+    }
+    const error = thrown(() => rejectPersonalData(body))
+    expect(error.code).toBe('pii_not_allowed')
+    expect(error.status).toBe(422)
+    expect(error.details!.map((d) => d.field).sort()).toEqual(
+      ['$', 'contact.Email', 'contact.PAN', 'note', 'travellers[0].contactPhone', 'travellers[0].fullName', 'travellers[1].dateOfBirth', 'travellers[1].passportNo'].sort(),
+    )
+    const text = JSON.stringify({ message: error.message, details: error.details })
+    for (const value of values) expect(text).not.toContain(value)
+  })
+
+  test('lists a path once even when found twice', () => {
+    const error = thrown(() => rejectPersonalData({ 'a@b.com': 1, 'c@d.org': 2 }))
+    expect(error.details).toEqual([{ field: '$', issue: expect.any(String) }])
+  })
+
+  test('the same person under every spelling is caught', () => {
+    for (const key of ['firstName', 'first_name', 'FIRST-NAME', 'first name', 'First_Name']) {
+      expect(thrown(() => rejectPersonalData({ travellers: [{ age: 1, [key]: 'x' }] })).code).toBe('pii_not_allowed')
+    }
+  })
+})
+
+describe('depth limit', () => {
+  const nested = (levels: number): unknown => {
+    let value: unknown = 1
+    for (let i = 0; i < levels; i++) value = { a: value }
+    return value
+  }
+
+  test(`nesting to ${MAX_DEPTH} levels is walked`, () => {
+    expect(findPersonalData(nested(MAX_DEPTH))).toEqual([])
+    expect(findPersonalData({ x: nested(MAX_DEPTH - 2), email: 1 })).toEqual(['email'])
+  })
+
+  test(`nesting deeper than ${MAX_DEPTH} is validation_failed, not pii and not a crash`, () => {
+    const error = thrown(() => rejectPersonalData(nested(MAX_DEPTH + 1)))
+    expect(error.code).toBe('validation_failed')
+    expect(error.status).toBe(422)
+    let arrays: unknown = []
+    for (let i = 0; i < 1000; i++) arrays = [arrays]
+    expect(thrown(() => rejectPersonalData(arrays)).code).toBe('validation_failed')
+  })
+})

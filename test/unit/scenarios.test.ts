@@ -1,0 +1,153 @@
+import { describe, expect, test } from 'bun:test'
+import { ApiError } from '../../src/errors'
+import { fromDayNumber, toDayNumber } from '../../src/domain/dates'
+import type { Trip } from '../../src/domain/trip'
+import type { ModifyRequest } from '../../src/modules/policies/model'
+import { applyScenario, checkScenarioFields } from '../../src/modules/policies/scenarios'
+
+function thrown(run: () => unknown): ApiError {
+  try {
+    run()
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError)
+    return error as ApiError
+  }
+  throw new Error('expected an ApiError, nothing was thrown')
+}
+
+const START = '2026-07-01'
+const plus = (date: string, days: number) => fromDayNumber(toDayNumber(date)! + days)
+const trip: Trip = { origin_country: 'IN', destination_country: 'FR', start_date: START, end_date: plus(START, 9) }
+const policy = { trip, partnerReference: 'BK-1' }
+
+describe('checkScenarioFields', () => {
+  const REQUIRED = {
+    extend_end_date: { new_end_date: plus(START, 20) },
+    shorten_end_date: { new_end_date: plus(START, 3) },
+    correct_destination: { destination_country: 'DE' },
+    correct_partner_reference: { partner_reference: 'BK-2' },
+  } as const
+
+  for (const [scenario, field] of Object.entries(REQUIRED)) {
+    test(`${scenario} with its field is accepted`, () => {
+      expect(() => checkScenarioFields({ scenario, ...field } as ModifyRequest)).not.toThrow()
+    })
+
+    test(`${scenario} without its field is validation_failed naming the field`, () => {
+      const error = thrown(() => checkScenarioFields({ scenario } as ModifyRequest))
+      expect(error.code).toBe('validation_failed')
+      expect(error.details?.map((d) => d.field)).toEqual(Object.keys(field))
+    })
+
+    test(`${scenario} refuses every other scenario's field`, () => {
+      const others = { new_end_date: plus(START, 5), destination_country: 'DE', partner_reference: 'BK-9' } as Record<string, string>
+      for (const key of Object.keys(field)) delete others[key]
+      const error = thrown(() => checkScenarioFields({ scenario, ...field, ...others } as ModifyRequest))
+      expect(error.code).toBe('validation_failed')
+      expect(error.details!.map((d) => d.field).sort()).toEqual(Object.keys(others).sort())
+    })
+  }
+
+  test('a missing field and a stray field are reported together', () => {
+    const error = thrown(() => checkScenarioFields({ scenario: 'correct_destination', new_end_date: '2026-07-05' }))
+    expect(error.details!.map((d) => d.field).sort()).toEqual(['destination_country', 'new_end_date'])
+  })
+
+  test('a date that is not on the calendar is validation_failed', () => {
+    for (const date of ['2026-02-30', '2027-02-29', '2026-13-01', '2026-04-31']) {
+      const error = thrown(() => checkScenarioFields({ scenario: 'extend_end_date', new_end_date: date }))
+      expect(error.code).toBe('validation_failed')
+      expect(error.details?.map((d) => d.field)).toEqual(['new_end_date'])
+    }
+    expect(() => checkScenarioFields({ scenario: 'extend_end_date', new_end_date: '2028-02-29' })).not.toThrow()
+  })
+
+  test('an unassigned country is validation_failed', () => {
+    const error = thrown(() => checkScenarioFields({ scenario: 'correct_destination', destination_country: 'XX' }))
+    expect(error.code).toBe('validation_failed')
+    expect(error.details?.map((d) => d.field)).toEqual(['destination_country'])
+    expect(JSON.stringify(error.details)).not.toContain('XX')
+  })
+})
+
+describe('extend_end_date', () => {
+  test('moves the end date later and records the change', () => {
+    const result = applyScenario(policy, { scenario: 'extend_end_date', new_end_date: plus(START, 15) })
+    expect(result.trip).toEqual({ ...trip, end_date: plus(START, 15) })
+    expect(result.partnerReference).toBe('BK-1')
+    expect(result.changes).toEqual({ end_date: { from: trip.end_date, to: plus(START, 15) } })
+  })
+
+  test('a date not after the current end is scenario_not_applicable', () => {
+    for (const date of [trip.end_date, plus(trip.end_date, -1), plus(START, -10)]) {
+      const error = thrown(() => applyScenario(policy, { scenario: 'extend_end_date', new_end_date: date }))
+      expect(error.code).toBe('scenario_not_applicable')
+      expect(error.status).toBe(422)
+      expect(error.details?.map((d) => d.field)).toEqual(['new_end_date'])
+    }
+  })
+
+  test('to exactly 180 days after start is allowed; 181 is trip_too_long', () => {
+    expect(applyScenario(policy, { scenario: 'extend_end_date', new_end_date: plus(START, 180) }).trip.end_date).toBe(plus(START, 180))
+    const error = thrown(() => applyScenario(policy, { scenario: 'extend_end_date', new_end_date: plus(START, 181) }))
+    expect(error.code).toBe('trip_too_long')
+    expect(error.status).toBe(422)
+  })
+})
+
+describe('shorten_end_date', () => {
+  test('moves the end date earlier, down to the start date', () => {
+    expect(applyScenario(policy, { scenario: 'shorten_end_date', new_end_date: plus(trip.end_date, -1) }).trip.end_date).toBe(plus(trip.end_date, -1))
+    const toStart = applyScenario(policy, { scenario: 'shorten_end_date', new_end_date: START })
+    expect(toStart.trip).toEqual({ ...trip, end_date: START })
+    expect(toStart.changes).toEqual({ end_date: { from: trip.end_date, to: START } })
+  })
+
+  test('the current end, a later date, or a date before the start is scenario_not_applicable', () => {
+    for (const date of [trip.end_date, plus(trip.end_date, 1), plus(START, -1)]) {
+      const error = thrown(() => applyScenario(policy, { scenario: 'shorten_end_date', new_end_date: date }))
+      expect(error.code).toBe('scenario_not_applicable')
+      expect(error.details?.map((d) => d.field)).toEqual(['new_end_date'])
+    }
+  })
+
+  test('a one-day trip cannot be shortened', () => {
+    const oneDay = { ...policy, trip: { ...trip, end_date: START } }
+    expect(thrown(() => applyScenario(oneDay, { scenario: 'shorten_end_date', new_end_date: START })).code).toBe('scenario_not_applicable')
+  })
+})
+
+describe('correct_destination', () => {
+  test('changes only the destination', () => {
+    const result = applyScenario(policy, { scenario: 'correct_destination', destination_country: 'DE' })
+    expect(result.trip).toEqual({ ...trip, destination_country: 'DE' })
+    expect(result.changes).toEqual({ destination_country: { from: 'FR', to: 'DE' } })
+    expect(result.partnerReference).toBe('BK-1')
+  })
+
+  test('the current destination is scenario_not_applicable', () => {
+    const error = thrown(() => applyScenario(policy, { scenario: 'correct_destination', destination_country: 'FR' }))
+    expect(error.code).toBe('scenario_not_applicable')
+    expect(error.details?.map((d) => d.field)).toEqual(['destination_country'])
+  })
+})
+
+describe('correct_partner_reference', () => {
+  test('sets a new reference and leaves the trip alone', () => {
+    const result = applyScenario(policy, { scenario: 'correct_partner_reference', partner_reference: 'BK-2' })
+    expect(result.partnerReference).toBe('BK-2')
+    expect(result.trip).toEqual(trip)
+    expect(result.changes).toEqual({ partner_reference: { from: 'BK-1', to: 'BK-2' } })
+  })
+
+  test('sets a reference on a policy issued without one', () => {
+    const result = applyScenario({ trip, partnerReference: null }, { scenario: 'correct_partner_reference', partner_reference: 'BK-2' })
+    expect(result.changes).toEqual({ partner_reference: { from: null, to: 'BK-2' } })
+  })
+
+  test('the same reference is scenario_not_applicable', () => {
+    const error = thrown(() => applyScenario(policy, { scenario: 'correct_partner_reference', partner_reference: 'BK-1' }))
+    expect(error.code).toBe('scenario_not_applicable')
+    expect(error.details?.map((d) => d.field)).toEqual(['partner_reference'])
+  })
+})

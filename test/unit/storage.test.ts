@@ -1,0 +1,262 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { SqliteDriver } from '../../src/storage/driver'
+import { openBunSqlite } from '../../src/storage/drivers/bun-sqlite'
+import { idempotencyStore } from '../../src/storage/idempotency'
+import { SCHEMA_VERSION, migrate } from '../../src/storage/migrations'
+import { policyStore } from '../../src/storage/policies'
+import { quoteStore } from '../../src/storage/quotes'
+import { rateLimitStore } from '../../src/storage/rate-limits'
+import { sessionStore } from '../../src/storage/sessions'
+import { TOMBSTONE_MS, sweeper } from '../../src/storage/sweep'
+
+const WINDOW_MS = 600_000
+const T0 = 1_800_000_000_000
+
+let dir: string
+let file: string
+let db: SqliteDriver
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sandbox-unit-'))
+  file = join(dir, 'sandbox.db')
+  db = openBunSqlite(file)
+  migrate(db)
+})
+
+afterEach(() => {
+  db.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const count = (table: string, where = '1', ...params: (string | number)[]) =>
+  db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get(...params)!.n
+
+describe('migrations', () => {
+  test('set user_version to the schema version', () => {
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(1)
+    expect(db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
+  })
+
+  test('are idempotent: migrating again, or from another connection, changes nothing and loses nothing', () => {
+    sessionStore(db).insert('sbx_a', 'hash-a', T0, T0 + 1)
+    const tables = () => db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name").all()
+    const before = tables()
+    migrate(db)
+    const other = openBunSqlite(file)
+    migrate(other)
+    other.close()
+    expect(tables()).toEqual(before)
+    expect(count('sessions')).toBe(1)
+    expect(db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
+  })
+
+  test('refuse a database newer than this build', () => {
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`)
+    expect(() => migrate(db)).toThrow(/newer/)
+  })
+
+  test('the file is in WAL mode with foreign keys on', () => {
+    expect(db.prepare<{ journal_mode: string }>('PRAGMA journal_mode').get()!.journal_mode).toBe('wal')
+    expect(db.prepare<{ foreign_keys: number }>('PRAGMA foreign_keys').get()!.foreign_keys).toBe(1)
+  })
+})
+
+describe('rateLimitStore', () => {
+  const policy = { limit: 5, windowMs: WINDOW_MS }
+
+  test('never admits more than the limit, and records nothing for refused calls', () => {
+    const rates = rateLimitStore(db, policy)
+    let admittedCalls = 0
+    const results = Array.from({ length: 12 }, (_, i) =>
+      rates.admit(['s:one', 'n:1.2.3.4'], T0 + i, () => {
+        admittedCalls++
+        return i
+      }),
+    )
+    expect(results.filter((r) => r.status.admitted)).toHaveLength(5)
+    expect(results.slice(0, 5).every((r) => r.admitted !== undefined)).toBe(true)
+    expect(results.slice(5).every((r) => r.admitted === undefined && !r.status.admitted)).toBe(true)
+    expect(admittedCalls).toBe(5)
+    expect(results.map((r) => r.status.remaining)).toEqual([4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0])
+    expect(count('rate_hits', 'key = ?', 's:one')).toBe(5)
+    expect(count('rate_hits', 'key = ?', 'n:1.2.3.4')).toBe(5)
+  })
+
+  test('two connections sharing the file never admit more than the limit together', () => {
+    const a = rateLimitStore(db, policy)
+    const other = openBunSqlite(file)
+    const b = rateLimitStore(other, policy)
+    let admitted = 0
+    for (let i = 0; i < 10; i++) {
+      for (const store of [a, b]) if (store.admit(['n:shared'], T0 + i, () => true).status.admitted) admitted++
+    }
+    other.close()
+    expect(admitted).toBe(5)
+    expect(count('rate_hits', 'key = ?', 'n:shared')).toBe(5)
+  })
+
+  test('several processes sharing the file never admit more than the limit together', async () => {
+    const worker = join(import.meta.dir, 'support', 'admit-worker.ts')
+    const children = Array.from({ length: 4 }, () =>
+      Bun.spawn([process.execPath, worker, file, '7', '25', String(T0)], { stdout: 'pipe', stderr: 'inherit' }),
+    )
+    const admitted = await Promise.all(children.map(async (child) => Number((await new Response(child.stdout).text()).trim())))
+    expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0, 0, 0])
+    expect(admitted.reduce((a, b) => a + b, 0)).toBe(7)
+    expect(count('rate_hits', 'key = ?', 'n:shared')).toBe(7)
+  })
+
+  test('a full network counter refuses a fresh session, and counts neither', () => {
+    const rates = rateLimitStore(db, policy)
+    for (let i = 0; i < 5; i++) rates.admit([`s:${i}`, 'n:net'], T0, () => true)
+    const refused = rates.admit(['s:new', 'n:net'], T0 + 10, () => true)
+    expect(refused.status.admitted).toBe(false)
+    expect(count('rate_hits', 'key = ?', 's:new')).toBe(0)
+    expect(count('rate_hits', 'key = ?', 'n:net')).toBe(5)
+  })
+
+  test('a rollback inside onAdmit records no hit', () => {
+    const rates = rateLimitStore(db, policy)
+    expect(() => rates.admit(['s:x'], T0, () => { throw new Error('boom') })).toThrow('boom')
+    expect(count('rate_hits')).toBe(0)
+  })
+
+  test('the window rolls: the oldest hit stops counting exactly one window later', () => {
+    const rates = rateLimitStore(db, policy)
+    for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + i * 1000, () => true)
+    const refused = rates.admit(['k'], T0 + WINDOW_MS - 1, () => true)
+    expect(refused.status).toMatchObject({ admitted: false, resetAt: T0 + WINDOW_MS, retryAfter: 1 })
+    expect(rates.admit(['k'], T0 + WINDOW_MS, () => true).status.admitted).toBe(true)
+    expect(rates.admit(['k'], T0 + WINDOW_MS, () => true).status.admitted).toBe(false)
+    expect(rates.admit(['k'], T0 + WINDOW_MS + 1000, () => true).status.admitted).toBe(true)
+  })
+
+  test('peek counts nothing', () => {
+    const rates = rateLimitStore(db, policy)
+    rates.admit(['k'], T0, () => true)
+    expect(rates.peek(['k'], T0 + 1)).toMatchObject({ remaining: 4, resetAt: T0 + WINDOW_MS })
+    expect(rates.peek(['k'], T0 + 1).remaining).toBe(4)
+    expect(count('rate_hits')).toBe(1)
+  })
+})
+
+describe('sweep', () => {
+  /** A session with a quote, a policy with an endorsement, and an idempotency row. */
+  function seedSession(ref: string, expiresAt: number) {
+    const session = sessionStore(db).insert(ref, `hash-${ref}`, expiresAt - 3_600_000, expiresAt)
+    const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2026-07-01', end_date: '2026-07-10' }
+    quoteStore(db).save(session.id, [{ planId: `plan_${ref}`, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: {} }])
+    const policies = policyStore(db)
+    const policy = policies.insert({
+      sessionId: session.id, ref: `pol_${ref}`, svcInsuranceId: `svc_${ref}`, planId: `plan_${ref}`, product: 'intl_standard',
+      status: 'issued', trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR',
+      premiumMinor: 100, createdAt: T0, updatedAt: T0,
+    })
+    policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 })
+    idempotencyStore(db).save(session.id, 'key', 'print', { ok: true }, T0)
+    return session
+  }
+
+  const owned = (sessionId: number) => ({
+    quotes: count('quotes', 'session_id = ?', sessionId),
+    policies: count('policies', 'session_id = ?', sessionId),
+    endorsements: count('endorsements', 'policy_id IN (SELECT id FROM policies WHERE session_id = ?)', sessionId),
+    idempotency: count('idempotency', 'session_id = ?', sessionId),
+  })
+  const FULL = { quotes: 1, policies: 1, endorsements: 1, idempotency: 1 }
+  const NONE = { quotes: 0, policies: 0, endorsements: 0, idempotency: 0 }
+
+  test("deletes an expired session's data, keeps its token hash for 24 h, then forgets it", async () => {
+    const expired = seedSession('old', T0)
+    const live = seedSession('live', T0 + 1)
+    const { sweep } = sweeper(db, WINDOW_MS)
+    const endorsementsBefore = count('endorsements')
+
+    const first = await sweep(T0)
+    expect(first.sessionsPurged).toBe(1)
+    expect(owned(expired.id)).toEqual(NONE)
+    expect(count('endorsements')).toBe(endorsementsBefore - 1)
+    expect(sessionStore(db).findByTokenHash('hash-old')).toEqual({ id: expired.id, ref: 'old', expiresAt: T0 })
+    expect(owned(live.id)).toEqual(FULL)
+
+    // Still there one millisecond before the 24 hours are up.
+    await sweep(T0 + TOMBSTONE_MS - 1)
+    expect(sessionStore(db).findByTokenHash('hash-old')).toBeDefined()
+    expect(owned(live.id)).toEqual(NONE) // by now the other one has expired and been purged too
+
+    const last = await sweep(T0 + TOMBSTONE_MS)
+    expect(last.sessionsForgotten).toBe(1)
+    expect(sessionStore(db).findByTokenHash('hash-old')).toBeUndefined()
+    expect(sessionStore(db).findByTokenHash('hash-live')).toBeDefined()
+  })
+
+  test('leaves live sessions untouched', async () => {
+    const live = seedSession('live', T0 + 60_000)
+    const result = await sweeper(db, WINDOW_MS).sweep(T0)
+    expect(result).toEqual({ sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 })
+    expect(owned(live.id)).toEqual(FULL)
+    expect(sessionStore(db).findByTokenHash('hash-live')).toEqual({ id: live.id, ref: 'live', expiresAt: T0 + 60_000 })
+  })
+
+  test('a session expires at its expiry instant, not a millisecond later', async () => {
+    const session = seedSession('edge', T0)
+    await sweeper(db, WINDOW_MS).sweep(T0 - 1)
+    expect(owned(session.id)).toEqual(FULL)
+    await sweeper(db, WINDOW_MS).sweep(T0)
+    expect(owned(session.id)).toEqual(NONE)
+  })
+
+  test('purges expired sessions in bounded batches until none is left', async () => {
+    const sessions = sessionStore(db)
+    const quotes = quoteStore(db)
+    db.exec('BEGIN')
+    for (let i = 0; i < 1_234; i++) {
+      const s = sessions.insert(`b${i}`, `hb${i}`, T0 - 10, T0 - 1)
+      quotes.save(s.id, [{ planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {} }])
+    }
+    db.exec('COMMIT')
+
+    const { batch, sweep } = sweeper(db, WINDOW_MS)
+    const one = batch(T0)
+    expect(one.sessionsPurged).toBeGreaterThan(0)
+    expect(one.sessionsPurged).toBeLessThan(1_234)
+    const rest = await sweep(T0)
+    expect(one.sessionsPurged + rest.sessionsPurged).toBe(1_234)
+    expect(count('quotes')).toBe(0)
+    expect(count('sessions')).toBe(1_234) // tombstones kept
+
+    const forgotten = await sweep(T0 + TOMBSTONE_MS)
+    expect(forgotten.sessionsForgotten).toBe(1_234)
+    expect(count('sessions')).toBe(0)
+  })
+
+  test('deletes stale rate hits in bounded batches until none is left', async () => {
+    const hits = db.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
+    db.exec('BEGIN')
+    for (let i = 0; i < 12_000; i++) hits.run(`k${i % 7}`, T0 - WINDOW_MS - i)
+    db.exec('COMMIT')
+    const { batch, sweep } = sweeper(db, WINDOW_MS)
+    const one = batch(T0)
+    expect(one.rateHitsDeleted).toBeGreaterThan(0)
+    expect(one.rateHitsDeleted).toBeLessThan(12_000)
+    const rest = await sweep(T0)
+    expect(one.rateHitsDeleted + rest.rateHitsDeleted).toBe(12_000)
+    expect(count('rate_hits')).toBe(0)
+  })
+
+  test('deletes rate hits that left the window and keeps those still in it', async () => {
+    const hits = db.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
+    hits.run('k', T0 - WINDOW_MS - 5_000)
+    hits.run('k', T0 - WINDOW_MS) // left the window exactly now
+    hits.run('k', T0 - WINDOW_MS + 1)
+    hits.run('k', T0)
+    const result = await sweeper(db, WINDOW_MS).sweep(T0)
+    expect(result.rateHitsDeleted).toBe(2)
+    expect(db.prepare<{ at: number }>('SELECT at FROM rate_hits ORDER BY at').all().map((r) => r.at)).toEqual([T0 - WINDOW_MS + 1, T0])
+    // The sweep agrees with the counter: what it keeps is exactly what still counts.
+    expect(rateLimitStore(db, { limit: 30, windowMs: WINDOW_MS }).peek(['k'], T0).remaining).toBe(28)
+  })
+})

@@ -1,0 +1,16 @@
+/**
+ * Child process for the storage test: opens the shared database file and tries `attempts` admits
+ * on one key at one instant, then prints how many were admitted.
+ */
+import { openBunSqlite } from '../../../src/storage/drivers/bun-sqlite'
+import { migrate } from '../../../src/storage/migrations'
+import { rateLimitStore } from '../../../src/storage/rate-limits'
+
+const [file, limit, attempts, now] = process.argv.slice(2)
+const db = openBunSqlite(file!)
+migrate(db)
+const rates = rateLimitStore(db, { limit: Number(limit), windowMs: 600_000 })
+let admitted = 0
+for (let i = 0; i < Number(attempts); i++) if (rates.admit(['n:shared'], Number(now), () => true).status.admitted) admitted++
+db.close()
+console.log(admitted)

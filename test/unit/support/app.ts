@@ -1,0 +1,54 @@
+/**
+ * An in-process sandbox app with an in-memory database and a clock the test moves by hand.
+ * Every call shares the network "unknown" (no socket, X-Forwarded-For not trusted), so give each
+ * test its own app.
+ */
+import { createApp } from '../../../src/app'
+import { loadConfig } from '../../../src/config'
+import { openBunSqlite } from '../../../src/storage/drivers/bun-sqlite'
+import { createServices } from '../../../src/services'
+
+export const START_MS = Date.parse('2026-11-22T10:15:00.000Z')
+
+export function inProcessApp(env: Record<string, string> = {}) {
+  let now = START_MS
+  const logs: string[] = []
+  const services = createServices({ db: openBunSqlite(':memory:'), config: loadConfig(env), clock: () => now, log: (line) => logs.push(line) })
+  const app = createApp(services)
+
+  /** POSTs JSON to a sandbox path; `cookie` is the `sbx_session` token to present, if any. */
+  async function call(path: string, body?: unknown, options: { cookie?: string; headers?: Record<string, string> } = {}) {
+    const headers: Record<string, string> = { ...options.headers }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (options.cookie !== undefined) headers.cookie = `sbx_session=${options.cookie}`
+    const response = await app.handle(
+      new Request(`http://localhost/api/sandbox/${path}`, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) }),
+    )
+    const json = (await response.json()) as any
+    return { status: response.status, headers: response.headers, body: json, cookie: sessionCookie(response) }
+  }
+
+  return {
+    services,
+    logs,
+    call,
+    now: () => now,
+    setNow: (ms: number) => void (now = ms),
+    advance: (ms: number) => void (now += ms),
+  }
+}
+
+/** The `sbx_session` value the response sets ('' when it clears it), or undefined. */
+function sessionCookie(response: Response): string | undefined {
+  for (const line of response.headers.getSetCookie()) {
+    const match = /^sbx_session=([^;]*)/.exec(line)
+    if (match) return match[1]
+  }
+  return undefined
+}
+
+/** A trip starting `offsetDays` after the fake clock's day. */
+export function tripFrom(nowMs: number, offsetDays: number, days: number, origin = 'IN', destination = 'FR') {
+  const day = (n: number) => new Date(nowMs + n * 86_400_000).toISOString().slice(0, 10)
+  return { origin_country: origin, destination_country: destination, start_date: day(offsetDays), end_date: day(offsetDays + days) }
+}

@@ -1,0 +1,55 @@
+import { describe, expect, test } from 'bun:test'
+import { Value } from '@sinclair/typebox/value'
+import { SearchBody } from '../../src/modules/plans/model'
+import { detailsFromSchemaErrors, pointerToPath } from '../../src/http/validation-details'
+
+describe('pointerToPath', () => {
+  test.each([
+    ['', '$'],
+    ['/trip', 'trip'],
+    ['/trip/end_date', 'trip.end_date'],
+    ['/travellers/2/age', 'travellers[2].age'],
+    ['/travellers/0', 'travellers[0]'],
+    ['/a/0/1/b', 'a[0][1].b'],
+  ])('%p → %p', (pointer, path) => {
+    expect(pointerToPath(pointer)).toBe(path)
+  })
+
+  test('keys that are not identifiers are quoted, with ~1 and ~0 unescaped', () => {
+    expect(pointerToPath('/first name')).toBe('"first name"')
+    expect(pointerToPath('/trip/a~1b')).toBe('trip["a/b"]')
+    expect(pointerToPath('/trip/x~0y')).toBe('trip["x~y"]')
+  })
+})
+
+describe('detailsFromSchemaErrors', () => {
+  // Errors as the schema check reports them for the real search model.
+  const errorsFor = (body: unknown) => [...Value.Errors(SearchBody, body)] as unknown as Parameters<typeof detailsFromSchemaErrors>[0]
+
+  test('one detail per field, every field, in JSON paths, with the model\'s own issue text', () => {
+    const body = {
+      trip: { origin_country: 'in', destination_country: 'FR', start_date: '2026-07-01' },
+      travellers: [{ age: 30 }, { age: 1, name: 'x' }, { age: 200 }],
+      extra: 1,
+    }
+    const details = detailsFromSchemaErrors(errorsFor(body))
+    expect(details.map((d) => d.field).sort()).toEqual(['extra', 'travellers[1].name', 'travellers[2].age', 'trip.end_date', 'trip.origin_country'])
+    const issue = (field: string) => details.find((d) => d.field === field)!.issue
+    expect(issue('trip.end_date')).toBe('is required')
+    expect(issue('extra')).toBe('is not an accepted field')
+    expect(issue('travellers[1].name')).toBe('is not an accepted field')
+    expect(issue('travellers[2].age')).toMatch(/whole number from 0 to 110/)
+    expect(issue('trip.origin_country')).toMatch(/ISO 3166-1 alpha-2/)
+  })
+
+  test('never echoes a submitted value', () => {
+    const body = { trip: { origin_country: 'zz-secret', destination_country: 'FR', start_date: 'nope-secret', end_date: '2026-07-09' }, travellers: [{ age: 'old-secret' }], currency: 'secret-cur' }
+    const details = detailsFromSchemaErrors(errorsFor(body))
+    expect(details.length).toBeGreaterThanOrEqual(4)
+    expect(JSON.stringify(details)).not.toContain('secret')
+  })
+
+  test('a body that is not an object is reported at $', () => {
+    expect(detailsFromSchemaErrors(errorsFor([1, 2])).map((d) => d.field)).toEqual(['$'])
+  })
+})
