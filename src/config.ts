@@ -7,6 +7,8 @@ export interface Config {
   port: number
   host: string
   dbPath: string
+  /** Upper bound on the database file in MiB; 0 for none. Writes past it answer `storage_unavailable`. */
+  dbMaxMegabytes: number
   rateLimit: number
   rateWindowSeconds: number
   sessionTtlSeconds: number
@@ -23,6 +25,7 @@ export function loadConfig(env: Env): Config {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     host: text(env, 'HOST', '0.0.0.0'),
     dbPath: text(env, 'SANDBOX_DB_PATH', 'data/sandbox.db'),
+    dbMaxMegabytes: integer(env, 'SANDBOX_DB_MAX_MB', 0, 0, 1_000_000),
     rateLimit: integer(env, 'SANDBOX_RATE_LIMIT', 30, 1, 1_000_000_000),
     rateWindowSeconds: integer(env, 'SANDBOX_RATE_WINDOW_SECONDS', 600, 1, 86_400),
     sessionTtlSeconds: integer(env, 'SANDBOX_SESSION_TTL_SECONDS', 3600, 1, 7 * 86_400),

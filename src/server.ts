@@ -17,6 +17,7 @@ Usage: travel-sandbox [--help | --version]
 Configuration comes from the environment only:
   PORT, HOST                        where to listen (3000, 0.0.0.0)
   SANDBOX_DB_PATH                   SQLite file (data/sandbox.db; :memory: for a throwaway store)
+  SANDBOX_DB_MAX_MB                 cap on the database size in MiB (0: none)
   SANDBOX_RATE_LIMIT                requests per window, per session and per network (30)
   SANDBOX_RATE_WINDOW_SECONDS       rolling window (600)
   SANDBOX_SESSION_TTL_SECONDS       session lifetime (3600)

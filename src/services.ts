@@ -4,7 +4,7 @@
  */
 import type { Config } from './config'
 import type { SqliteDriver } from './storage/driver'
-import { migrate } from './storage/migrations'
+import { limitSize, migrate } from './storage/migrations'
 import { sessionStore } from './storage/sessions'
 import { rateLimitStore } from './storage/rate-limits'
 import { quoteStore } from './storage/quotes'
@@ -27,6 +27,7 @@ export interface AppDeps {
 export function createServices(deps: AppDeps) {
   const { db, config } = deps
   migrate(db)
+  const withHeadroom = limitSize(db, config.dbMaxMegabytes)
   return {
     db,
     config,
@@ -39,7 +40,7 @@ export function createServices(deps: AppDeps) {
     quotes: quoteStore(db),
     policies: policyStore(db),
     idempotency: idempotencyStore(db),
-    sweeper: sweeper(db, config.rateWindowSeconds * 1000),
+    sweeper: sweeper(db, config.rateWindowSeconds * 1000, withHeadroom),
   }
 }
 

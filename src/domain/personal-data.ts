@@ -12,8 +12,9 @@ const EXACT = new Set([
 const CONTAINED = ['email', 'phone', 'mobile', 'telephone', 'passport', 'birth', 'address', 'nominee', 'aadhaar']
 const EMAIL_SHAPE = /[^\s@]+@[^\s@]+\.[^\s@]{2,}/
 
-/** Deeper JSON than any sandbox request needs; refused so that walking a body stays cheap. */
+/** Deeper or longer JSON than any sandbox request needs; refused so that walking a body stays cheap. */
 export const MAX_DEPTH = 16
+export const MAX_ARRAY_ITEMS = 64
 
 export function foldName(name: string): string {
   return name.toLowerCase().replace(/[\s_-]/g, '')
@@ -30,7 +31,8 @@ export function looksLikeEmail(value: string): boolean {
 
 /**
  * JSON paths of every personal-data field or e-mail-shaped value in `body`. An e-mail-shaped key
- * is reported by its parent's path, so that the answer never repeats it.
+ * is reported by its parent's path, so that the answer never repeats it. The walk also bounds the
+ * body's nesting and list lengths (`validation_failed`).
  */
 export function findPersonalData(body: unknown): string[] {
   const found: string[] = []
@@ -43,6 +45,11 @@ export function findPersonalData(body: unknown): string[] {
     if (typeof value === 'string') {
       if (looksLikeEmail(value)) found.push(path || '$')
     } else if (Array.isArray(value)) {
+      if (value.length > MAX_ARRAY_ITEMS) {
+        throw new ApiError('validation_failed', `A list in the body has more than ${MAX_ARRAY_ITEMS} items.`, [
+          { field: path || '$', issue: `at most ${MAX_ARRAY_ITEMS} items` },
+        ])
+      }
       value.forEach((item, index) => walk(item, childPath(path, index), depth + 1))
     } else if (value !== null && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) {

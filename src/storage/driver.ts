@@ -28,8 +28,17 @@ export function immediate<T>(db: SqliteDriver, work: () => T): T {
     db.exec('COMMIT')
     return result
   } catch (error) {
-    db.exec('ROLLBACK')
+    rollback(db)
     throw error
+  }
+}
+
+/** SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR); the original error is the one to report. */
+function rollback(db: SqliteDriver): void {
+  try {
+    db.exec('ROLLBACK')
+  } catch {
+    // no transaction left to roll back
   }
 }
 

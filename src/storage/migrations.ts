@@ -87,3 +87,24 @@ export function migrate(db: SqliteDriver): void {
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`)
   })
 }
+
+/**
+ * Caps the file at `megabytes` (0: no cap) through `max_page_count`; a write past it fails with
+ * SQLITE_FULL. Answers a function that runs maintenance (the sweep, which may need a few new pages
+ * to delete rows) with some headroom above the cap.
+ */
+export function limitSize(db: SqliteDriver, megabytes: number): <T>(work: () => T) => T {
+  if (megabytes === 0) return (work) => work()
+  const pageSize = db.prepare<{ page_size: number }>('PRAGMA page_size').get()!.page_size
+  const cap = Math.max(1, Math.floor((megabytes * 1_048_576) / pageSize))
+  const setCap = (pages: number) => db.exec(`PRAGMA max_page_count = ${pages}`)
+  setCap(cap)
+  return (work) => {
+    setCap(cap + Math.ceil(cap / 10) + 64)
+    try {
+      return work()
+    } finally {
+      setCap(cap)
+    }
+  }
+}

@@ -14,7 +14,7 @@ export interface SweepResult {
   rateHitsDeleted: number
 }
 
-export function sweeper(db: SqliteDriver, windowMs: number) {
+export function sweeper(db: SqliteDriver, windowMs: number, withHeadroom: <T>(work: () => T) => T = (work) => work()) {
   const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
   const owned = ['quotes', 'policies', 'idempotency'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
   const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
@@ -25,7 +25,7 @@ export function sweeper(db: SqliteDriver, windowMs: number) {
 
   /** One bounded batch of each kind, in one short transaction. */
   function batch(now: number): SweepResult {
-    return immediate(db, () => {
+    return withHeadroom(() => immediate(db, () => {
       const ids = expired.all(now, BATCH)
       for (const { id } of ids) {
         for (const statement of owned) statement.run(id)
@@ -36,7 +36,7 @@ export function sweeper(db: SqliteDriver, windowMs: number) {
         sessionsForgotten: forget.run(now - TOMBSTONE_MS, BATCH).changes,
         rateHitsDeleted: staleHits.run(now - windowMs, BATCH * 10).changes,
       }
-    })
+    }))
   }
 
   /** Sweeps until nothing is left, yielding to requests between batches. */

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       port: 3000,
       host: '0.0.0.0',
       dbPath: 'data/sandbox.db',
+      dbMaxMegabytes: 0,
       rateLimit: 30,
       rateWindowSeconds: 600,
       sessionTtlSeconds: 3600,
@@ -31,13 +32,14 @@ describe('loadConfig', () => {
         PORT: '8080',
         HOST: '127.0.0.1',
         SANDBOX_DB_PATH: ':memory:',
+        SANDBOX_DB_MAX_MB: '64',
         SANDBOX_RATE_LIMIT: '5',
         SANDBOX_RATE_WINDOW_SECONDS: '90',
         SANDBOX_SESSION_TTL_SECONDS: '120',
         SANDBOX_SWEEP_INTERVAL_SECONDS: '7',
         SANDBOX_TRUST_PROXY: '2',
       }),
-    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2 })
+    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2 })
   })
 
   test('an empty numeric variable means its default', () => {
@@ -56,6 +58,8 @@ describe('loadConfig', () => {
     ['PORT', '80.5'],
     ['PORT', '1e3'],
     ['PORT', '0x50'],
+    ['SANDBOX_DB_MAX_MB', '-1'],
+    ['SANDBOX_DB_MAX_MB', 'big'],
     ['SANDBOX_RATE_LIMIT', '0'],
     ['SANDBOX_RATE_LIMIT', 'thirty'],
     ['SANDBOX_RATE_LIMIT', '-5'],
