@@ -1,4 +1,5 @@
-import { envelope, expect, test } from './support/fixtures'
+import { envelope } from './support/fixtures'
+import { API, ISO_UTC, addDays, fails, issuePolicy, ok, searchBody, sessionCookie, sessionToken, test, expect } from './support/api'
 
 test.describe('POST /api/sandbox/session', () => {
   test('creates a session, sets the HttpOnly cookie and reports the limits', async ({ request }) => {
@@ -16,5 +17,75 @@ test.describe('POST /api/sandbox/session', () => {
     expect(cookie).toContain('Path=/')
     expect(cookie).toContain('Max-Age=3600')
     expect(cookie).not.toContain(body.data.session_ref)
+  })
+})
+
+test.describe('sessions', () => {
+  test('explicit creation ignores any cookie and always makes a new session', async ({ request }) => {
+    const first = await request.post(API.session)
+    const one = await ok(first)
+    const firstToken = sessionToken(first)
+    // The client now presents the first cookie; explicit creation must still start afresh.
+    const second = await request.post(API.session, { data: {} })
+    const two = await ok(second)
+    expect(two.data.session_ref).toMatch(/^sbx_\w+$/)
+    expect(two.data.session_ref).not.toBe(one.data.session_ref)
+    const secondToken = sessionToken(second)
+    expect(secondToken).toBeDefined()
+    expect(secondToken).not.toBe(firstToken)
+    // A forged cookie changes nothing either.
+    const third = await ok(await request.post(API.session, { headers: { cookie: 'sbx_session=forged-token' } }))
+    expect(new Set([one.data.session_ref, two.data.session_ref, third.data.session_ref]).size).toBe(3)
+    for (const body of [one, two, third]) {
+      expect(body.data.expires_at).toMatch(ISO_UTC)
+      expect(body.meta.session_expires_at).toBe(body.data.expires_at)
+      expect(Math.abs(Date.parse(body.data.expires_at) - (Date.now() + 3_600_000))).toBeLessThan(60_000)
+    }
+  })
+
+  test('the first search creates the session implicitly and sets the cookie; later calls reuse it', async ({ request }) => {
+    const first = await request.post(API.search, { data: searchBody() })
+    const body = await ok(first)
+    const cookie = sessionCookie(first)
+    expect(cookie).toMatch(/^sbx_session=[A-Za-z0-9_-]{22,};/)
+    expect(cookie).toContain('HttpOnly')
+    expect(cookie).toContain('SameSite=Strict')
+    expect(cookie).toContain('Max-Age=3600')
+    expect(cookie).not.toContain('Secure')
+    expect(Math.abs(Date.parse(body.meta.session_expires_at) - (Date.now() + 3_600_000))).toBeLessThan(60_000)
+
+    const again = await request.post(API.search, { data: searchBody() })
+    const next = await ok(again)
+    expect(sessionCookie(again)).toBeUndefined()
+    // Lifetime is fixed at creation: no sliding.
+    expect(next.meta.session_expires_at).toBe(body.meta.session_expires_at)
+    // Both calls were counted against the same session.
+    expect(next.meta.rate_limit.remaining).toBe(body.meta.rate_limit.remaining - 1)
+  })
+
+  test('an unknown or forged cookie is treated as no cookie: a new session is created', async ({ request }) => {
+    const response = await request.post(API.search, { data: searchBody(), headers: { cookie: 'sbx_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' } })
+    await ok(response)
+    expect(sessionToken(response)).toMatch(/^[A-Za-z0-9_-]{22,}$/)
+    expect(sessionToken(response)).not.toBe('AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')
+  })
+
+  test('the cookie is Secure when a trusted proxy says the request arrived over HTTPS', async ({ request }) => {
+    const response = await request.post(API.session, { headers: { 'x-forwarded-proto': 'https' } })
+    await ok(response)
+    expect(sessionCookie(response)).toMatch(/;\s*Secure/i)
+  })
+
+  test('explicit creation takes no fields', async ({ request }) => {
+    const error = await fails(await request.post(API.session, { data: { ttl: 5 } }), 422, 'validation_failed')
+    expect(error.details).toEqual([{ field: 'ttl', issue: expect.any(String) }])
+  })
+
+  test('references belong to the session that created them', async ({ request }) => {
+    const { policy, trip } = await issuePolicy(request)
+    const move = { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) }
+    // A new explicit session replaces the cookie: the old policy is not resolvable from it.
+    await ok(await request.post(API.session))
+    await fails(await request.post(API.modify(policy.policy_ref), { data: move }), 404, 'policy_not_found')
   })
 })

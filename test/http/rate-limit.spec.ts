@@ -1,0 +1,159 @@
+import type { APIResponse } from '@playwright/test'
+import {
+  API, ages, expect, fails, ok, policyWindow, rateLimitHeader, raw, searchBody, sessionCookie, sleep, test, tripFrom, uniqueNetwork,
+} from './support/api'
+
+const json = { 'content-type': 'application/json' }
+
+/** A 429 with the contract's headers; answers its body. */
+async function refused(response: APIResponse, expectedResetAt?: string, sentAt = Date.now() - 1_000) {
+  const checkedAt = Date.now()
+  await fails(response, 429, 'rate_limited')
+  const body = await response.json()
+  expect(body.meta.rate_limit.remaining).toBe(0)
+  if (expectedResetAt) expect(body.meta.rate_limit.reset_at).toBe(expectedResetAt)
+  const retryAfter = response.headers()['retry-after']
+  expect(retryAfter).toMatch(/^\d+$/)
+  const seconds = Number(retryAfter)
+  expect(seconds).toBeGreaterThan(0)
+  // Whole seconds until reset_at, rounded up, as seen between sending and checking the answer.
+  const resetAt = Date.parse(body.meta.rate_limit.reset_at)
+  expect(seconds).toBeGreaterThanOrEqual(Math.ceil((resetAt - checkedAt) / 1000))
+  expect(seconds).toBeLessThanOrEqual(Math.ceil((resetAt - sentAt) / 1000))
+  expect(Math.abs(rateLimitHeader(response).reset - seconds)).toBeLessThanOrEqual(1)
+  expect(rateLimitHeader(response).remaining).toBe(0)
+  expect(sessionCookie(response)).toBeUndefined()
+  return body
+}
+
+test.describe('fair use on the shared server (30 per 10 minutes)', () => {
+  test('per session: the 31st call on one session is refused even from fresh networks; others are unaffected', async ({ newClient }) => {
+    const client = await newClient()
+    const created = await client.post(API.session)
+    const first = await ok(created)
+    expect(first.meta.rate_limit).toEqual({ limit: 30, remaining: 29, reset_at: first.meta.rate_limit.reset_at })
+    const resetAt = first.meta.rate_limit.reset_at
+    expect(Math.abs(Date.parse(resetAt) - (Date.now() + 600_000))).toBeLessThan(5_000)
+    expect(created.headers()['ratelimit-policy']).toBe('"sandbox";q=30;w=600')
+    for (let call = 2; call <= 30; call++) {
+      // Each call from another network: only the session's counter can run out.
+      const response = await client.post(API.search, { data: searchBody(), headers: { 'x-forwarded-for': uniqueNetwork() } })
+      const body = await ok(response)
+      expect(body.meta.rate_limit.remaining).toBe(30 - call)
+      expect(rateLimitHeader(response).remaining).toBe(30 - call)
+      expect(body.meta.rate_limit.reset_at).toBe(resetAt)
+      expect(Math.abs(rateLimitHeader(response).reset - (Date.parse(resetAt) - Date.now()) / 1000)).toBeLessThanOrEqual(2)
+    }
+    const blockedNetwork = uniqueNetwork()
+    const denied = await refused(await client.post(API.search, { data: searchBody(), headers: { 'x-forwarded-for': blockedNetwork } }), resetAt)
+    // The refusal belongs to the session.
+    expect(denied.meta.session_expires_at).toBe(first.data.expires_at)
+    // Refusals count against nothing: the window does not move, and the network stays untouched.
+    await refused(await client.post(API.search, { data: searchBody(), headers: { 'x-forwarded-for': uniqueNetwork() } }), resetAt)
+    const other = await newClient({ network: blockedNetwork })
+    const fresh = await ok(await other.post(API.search, { data: searchBody() }))
+    expect(fresh.meta.rate_limit.remaining).toBe(29)
+  })
+
+  test('per network: 31 cookie-less calls from one network; the 31st is refused and creates no session', async ({ newClient }) => {
+    const network = uniqueNetwork()
+    // 31 clients with empty cookie jars, all on the one network.
+    const clients = await Promise.all(Array.from({ length: 31 }, () => newClient({ network })))
+    for (let call = 1; call <= 30; call++) {
+      const response = await clients[call - 1]!.post(API.search, { data: searchBody() })
+      const body = await ok(response)
+      expect(sessionCookie(response)).toBeDefined()
+      expect(body.meta.rate_limit.remaining).toBe(30 - call)
+    }
+    const lastClient = clients[30]!
+    const denied = await refused(await lastClient.post(API.search, { data: searchBody() }))
+    expect(denied.meta.session_expires_at).toBeNull()
+    expect((await lastClient.storageState()).cookies).toEqual([])
+
+    // A session from elsewhere, calling from the exhausted network: refused, and not counted against the session.
+    const traveller = await newClient()
+    expect((await ok(await traveller.post(API.session))).meta.rate_limit.remaining).toBe(29)
+    await refused(await traveller.post(API.search, { data: searchBody(), headers: { 'x-forwarded-for': network } }))
+    const after = await ok(await traveller.post(API.search, { data: searchBody() }))
+    expect(after.meta.rate_limit.remaining).toBe(28)
+
+    // The rate check comes before anything about the body...
+    const bodies: [Record<string, string>, string][] = [
+      [json, '{ not json'],
+      [json, JSON.stringify({ ...searchBody(), pad: 'x'.repeat(20_000) })],
+      [{ 'content-type': 'text/plain' }, 'hello'],
+      [json, JSON.stringify({ ...searchBody(), email: 'a@b.example' })],
+      [json, JSON.stringify({ trip: 'bad' })],
+    ]
+    for (const [headers, data] of bodies) await refused(await lastClient.post(API.search, { headers, data: raw(data) }))
+    await refused(await lastClient.post(API.issue, { data: { plan_id: 'x', trip: tripFrom(3, 3), travellers: ages(30) } }))
+    // ...but after route and method.
+    await fails(await lastClient.get(API.search), 405, 'method_not_allowed')
+    await fails(await lastClient.post('/api/sandbox/elsewhere', { headers: json, data: raw('{') }), 404, 'not_found')
+    expect((await lastClient.storageState()).cookies).toEqual([])
+  })
+
+  test('IPv6 callers share one counter per /64', async ({ newClient }) => {
+    const prefix = uniqueNetwork().replace(/::1$/, '')
+    const one = await ok(await (await newClient({ network: `${prefix}::1` })).post(API.search, { data: searchBody() }))
+    const two = await ok(await (await newClient({ network: `${prefix}:0:0:0:abcd` })).post(API.search, { data: searchBody() }))
+    expect(one.meta.rate_limit.remaining).toBe(29)
+    expect(two.meta.rate_limit.remaining).toBe(28)
+  })
+
+  test('a burst of 40 concurrent calls on one fresh session and network admits exactly 30 in all', async ({ newClient }) => {
+    const client = await newClient()
+    expect((await ok(await client.post(API.session))).meta.rate_limit.remaining).toBe(29)
+    const sentAt = Date.now()
+    const responses = await Promise.all(Array.from({ length: 40 }, () => client.post(API.search, { data: searchBody() })))
+    const admitted = responses.filter((response) => response.status() === 200)
+    expect(admitted.length).toBe(29)
+    const remaining = await Promise.all(admitted.map(async (response) => (await ok(response)).meta.rate_limit.remaining))
+    expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 29 }, (_, index) => index))
+    for (const response of responses.filter((r) => r.status() !== 200)) await refused(response, undefined, sentAt)
+    await refused(await client.post(API.search, { data: searchBody() }))
+  })
+})
+
+test.describe('fair use with a short window (5 per 2 seconds)', () => {
+  test('the window rolls: requests are admitted again as the oldest leave it; reset_at and Retry-After point there', async ({ launch, newClient }) => {
+    const server = await launch('rate-rolling-window', { SANDBOX_RATE_LIMIT: '5', SANDBOX_RATE_WINDOW_SECONDS: '2' })
+    const client = await newClient({ baseURL: server.url })
+    const call = () => client.post(API.search, { data: searchBody() })
+
+    const t0 = Date.now()
+    const createdResponse = await client.post(API.session)
+    const created = await ok(createdResponse)
+    expect(created.data.limits).toEqual({ requests: 5, window_minutes: 2 / 60, session_minutes: 60 })
+    expect(policyWindow(createdResponse)).toBe(2)
+    expect(created.meta.rate_limit.remaining).toBe(4)
+    const firstReset = Date.parse(created.meta.rate_limit.reset_at)
+    expect(firstReset).toBeGreaterThanOrEqual(t0 + 2000 - 5)
+    expect(firstReset).toBeLessThanOrEqual(Date.now() + 2000 + 5)
+    for (const remaining of [3, 2]) expect((await ok(await call())).meta.rate_limit.remaining).toBe(remaining)
+    const firstBatchDone = Date.now()
+
+    await sleep(t0 + 1000 - Date.now())
+    const t1 = Date.now()
+    for (const remaining of [1, 0]) {
+      const body = await ok(await call())
+      expect(body.meta.rate_limit.remaining).toBe(remaining)
+      expect(body.meta.rate_limit.reset_at).toBe(created.meta.rate_limit.reset_at)
+    }
+    const secondBatchDone = Date.now()
+    const denied = await refused(await call(), created.meta.rate_limit.reset_at)
+    expect(denied.meta.rate_limit.limit).toBe(5)
+
+    // Once the first three have left the window, exactly three are admitted again: the two
+    // from the second batch still count (a fixed window would have freed all five).
+    await sleep(firstBatchDone + 2000 + 100 - Date.now())
+    const rolled = []
+    for (let i = 0; i < 3; i++) rolled.push(await ok(await call()))
+    expect(rolled.map((body) => body.meta.rate_limit.remaining)).toEqual([2, 1, 0])
+    const secondReset = Date.parse(rolled[0].meta.rate_limit.reset_at)
+    expect(secondReset).toBeGreaterThanOrEqual(t1 + 2000 - 5)
+    expect(secondReset).toBeLessThanOrEqual(secondBatchDone + 2000 + 5)
+    expect(Date.now()).toBeLessThan(t1 + 2000) // the second batch was still inside its window
+    await refused(await call(), rolled[0].meta.rate_limit.reset_at)
+  })
+})
