@@ -14,6 +14,8 @@ export interface Config {
   sessionTtlSeconds: number
   sweepIntervalSeconds: number
   trustProxy: number
+  /** Processes serving one port and one database file (Bun entry and binary; Linux `SO_REUSEPORT`). */
+  workers: number
   /** The insurer UAT gateway; null when `SANDBOX_UAT_URL` is unset (simulation only). */
   uat: UatConfig | null
 }
@@ -41,6 +43,7 @@ export function loadConfig(env: Env): Config {
     sessionTtlSeconds: integer(env, 'SANDBOX_SESSION_TTL_SECONDS', 3600, 1, 7 * 86_400),
     sweepIntervalSeconds: integer(env, 'SANDBOX_SWEEP_INTERVAL_SECONDS', 60, 1, 86_400),
     trustProxy: integer(env, 'SANDBOX_TRUST_PROXY', 0, 0, 32),
+    workers: integer(env, 'SANDBOX_WORKERS', 1, 1, 64),
     uat: uatConfig(env),
   }
 }

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       sessionTtlSeconds: 3600,
       sweepIntervalSeconds: 60,
       trustProxy: 0,
+      workers: 1,
       uat: null,
     })
   })
@@ -40,7 +41,7 @@ describe('loadConfig', () => {
         SANDBOX_SWEEP_INTERVAL_SECONDS: '7',
         SANDBOX_TRUST_PROXY: '2',
       }),
-    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, uat: null })
+    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, workers: 1, uat: null })
   })
 
   test('an empty numeric variable means its default', () => {
