@@ -14,6 +14,18 @@ export interface Config {
   sessionTtlSeconds: number
   sweepIntervalSeconds: number
   trustProxy: number
+  /** Processes serving one port and one database file (Bun entry and binary; Linux `SO_REUSEPORT`). */
+  workers: number
+  /** The insurer UAT gateway; null when `SANDBOX_UAT_URL` is unset (simulation only). */
+  uat: UatConfig | null
+}
+
+export interface UatConfig {
+  url: string
+  timeoutMs: number
+  retries: number
+  breakerFailures: number
+  breakerCooldownSeconds: number
 }
 
 export class ConfigError extends Error {}
@@ -31,6 +43,24 @@ export function loadConfig(env: Env): Config {
     sessionTtlSeconds: integer(env, 'SANDBOX_SESSION_TTL_SECONDS', 3600, 1, 7 * 86_400),
     sweepIntervalSeconds: integer(env, 'SANDBOX_SWEEP_INTERVAL_SECONDS', 60, 1, 86_400),
     trustProxy: integer(env, 'SANDBOX_TRUST_PROXY', 0, 0, 32),
+    workers: integer(env, 'SANDBOX_WORKERS', 1, 1, 64),
+    uat: uatConfig(env),
+  }
+}
+
+function uatConfig(env: Env): UatConfig | null {
+  const raw = env.SANDBOX_UAT_URL
+  if (raw === undefined || raw === '') return null
+  const url = URL.canParse(raw) ? new URL(raw) : null
+  if (!url || !['http:', 'https:'].includes(url.protocol)) {
+    throw new ConfigError(`SANDBOX_UAT_URL must be an http or https URL (got ${JSON.stringify(raw)})`)
+  }
+  return {
+    url: url.toString().replace(/\/$/, ''),
+    timeoutMs: integer(env, 'SANDBOX_UAT_TIMEOUT_MS', 2000, 50, 60_000),
+    retries: integer(env, 'SANDBOX_UAT_RETRIES', 2, 0, 5),
+    breakerFailures: integer(env, 'SANDBOX_UAT_BREAKER_FAILURES', 5, 1, 1000),
+    breakerCooldownSeconds: integer(env, 'SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS', 30, 1, 3600),
   }
 }
 

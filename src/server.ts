@@ -23,6 +23,10 @@ Configuration comes from the environment only:
   SANDBOX_SESSION_TTL_SECONDS       session lifetime (3600)
   SANDBOX_SWEEP_INTERVAL_SECONDS    expiry sweep interval (60)
   SANDBOX_TRUST_PROXY               trusted proxy hops for X-Forwarded-For (0)
+  SANDBOX_WORKERS                   processes sharing the port and the database (1; Bun, Linux)
+  SANDBOX_UAT_URL                   insurer UAT to reach in uat_gateway mode (unset: simulation only)
+  SANDBOX_UAT_TIMEOUT_MS, SANDBOX_UAT_RETRIES, SANDBOX_UAT_BREAKER_FAILURES,
+  SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS   gateway call timeout (2000), retries (2), breaker (5, 30)
 `
 
 /** `--help` and `--version` print and exit; any other argument is refused. */
@@ -42,6 +46,8 @@ function handleArguments(args: string[]): void {
 export type SandboxApp = ReturnType<typeof createApp>
 
 export interface Runtime extends AppOptions {
+  /** False in the extra processes of a multi-process server: one process sweeps for all. */
+  sweeps?: boolean
   openDatabase(path: string): SqliteDriver
   /** Starts serving; `stop` stops accepting and resolves once in-flight requests are done. */
   serve(app: SandboxApp, config: Config, services: Services): { url: string; stop(): Promise<void> }
@@ -71,10 +77,14 @@ export function start(runtime: Runtime, env: Record<string, string | undefined>,
 
   let sweeping = false
   const sweepTimer = setInterval(async () => {
-    if (sweeping) return
+    if (sweeping || runtime.sweeps === false) return
     sweeping = true
     try {
-      await services.sweeper.sweep(services.clock())
+      const started = performance.now()
+      const swept = await services.sweeper.sweep(services.clock())
+      if (swept.sessionsPurged + swept.sessionsForgotten + swept.rateHitsDeleted > 0) {
+        console.log(logLine({ level: 'info', msg: 'sweep', duration_ms: Math.round(performance.now() - started), ...swept }))
+      }
     } catch (error) {
       console.error(logLine({ level: 'error', msg: 'sweep failed', error: String(error) }))
     } finally {

@@ -12,6 +12,7 @@ import { policyStore } from './storage/policies'
 import { idempotencyStore } from './storage/idempotency'
 import { sweeper } from './storage/sweep'
 import { loadCatalogue } from './modules/plans/catalogue'
+import { httpInsurer, type InsurerAdapter } from './modules/insurer/adapter'
 
 export interface AppDeps {
   db: SqliteDriver
@@ -22,19 +23,26 @@ export interface AppDeps {
   peerAddress?: (request: Request) => string | undefined
   /** Where the one-line-per-request JSON log goes. */
   log?: (line: string) => void
+  /** The insurer behind the UAT gateway; by default built from `config.uat` (none when unset). */
+  insurer?: InsurerAdapter | null
 }
 
 export function createServices(deps: AppDeps) {
   const { db, config } = deps
   migrate(db)
   const withHeadroom = limitSize(db, config.dbMaxMegabytes)
+  const clock = deps.clock ?? Date.now
+  const log = deps.log ?? ((line: string) => console.log(line))
+  const catalogue = loadCatalogue()
+  const insurer = deps.insurer !== undefined ? deps.insurer : config.uat && httpInsurer(config.uat, catalogue, { clock, log })
   return {
     db,
     config,
-    clock: deps.clock ?? Date.now,
+    clock,
     peerAddress: deps.peerAddress ?? (() => undefined),
-    log: deps.log ?? ((line: string) => console.log(line)),
-    catalogue: loadCatalogue(),
+    log,
+    catalogue,
+    insurer,
     sessions: sessionStore(db),
     rates: rateLimitStore(db, { limit: config.rateLimit, windowMs: config.rateWindowSeconds * 1000 }),
     quotes: quoteStore(db),

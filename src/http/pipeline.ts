@@ -58,7 +58,7 @@ export function createPipeline(services: Services) {
   return new Elysia({ name: 'sandbox-pipeline' })
     .onRequest(({ request, set }) => {
       const requestId = `req_${randomBytes(12).toString('hex')}`
-      states.set(request, { requestId, startedAt: performance.now(), mode: 'simulation', session: null, rate: null })
+      states.set(request, { requestId, startedAt: performance.now(), mode: services.insurer ? 'uat_gateway' : 'simulation', session: null, rate: null })
       Object.assign(set.headers, { 'x-request-id': requestId, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
     })
     .onParse({ as: 'global' }, () => BODY_DEFERRED)

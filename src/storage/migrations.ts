@@ -72,6 +72,14 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (session_id, key)
   ) WITHOUT ROWID;
   `,
+  // 2: what produced a plan or policy (simulation or the insurer's UAT), and the insurer's own
+  // reference, which never leaves the sandbox.
+  `
+  ALTER TABLE quotes ADD COLUMN source TEXT NOT NULL DEFAULT 'simulation';
+  ALTER TABLE quotes ADD COLUMN upstream_ref TEXT;
+  ALTER TABLE policies ADD COLUMN source TEXT NOT NULL DEFAULT 'simulation';
+  ALTER TABLE policies ADD COLUMN upstream_ref TEXT;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

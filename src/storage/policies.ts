@@ -1,5 +1,6 @@
 /** @module Policies and their endorsement history. Every lookup is scoped to one session. */
 import type { Trip } from '../domain/trip'
+import type { Source } from './quotes'
 import type { SqliteDriver } from './driver'
 
 export interface PolicyRecord {
@@ -17,6 +18,9 @@ export interface PolicyRecord {
   premiumMinor: number
   createdAt: number
   updatedAt: number
+  source: Source
+  /** The insurer's policy number for a UAT policy: stored, never shown. */
+  upstreamRef: string | null
 }
 
 export interface EndorsementRecord {
@@ -41,13 +45,15 @@ interface PolicyRow {
   premium_minor: number
   created_at: number
   updated_at: number
+  source: Source
+  upstream_ref: string | null
 }
 
 export function policyStore(db: SqliteDriver) {
   const insert = db.prepare<{ id: number }>(
     `INSERT INTO policies (session_id, ref, svc_insurance_id, plan_id, product, status, trip, travellers,
-       partner_reference, currency, premium_minor, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+       partner_reference, currency, premium_minor, created_at, updated_at, source, upstream_ref)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
   )
   const byRef = db.prepare<PolicyRow>('SELECT * FROM policies WHERE session_id = ? AND ref = ?')
   const update = db.prepare(
@@ -66,7 +72,7 @@ export function policyStore(db: SqliteDriver) {
     insert(policy: Omit<PolicyRecord, 'id'>): PolicyRecord {
       const { id } = insert.get(policy.sessionId, policy.ref, policy.svcInsuranceId, policy.planId, policy.product,
         policy.status, JSON.stringify(policy.trip), JSON.stringify(policy.travellers), policy.partnerReference,
-        policy.currency, policy.premiumMinor, policy.createdAt, policy.updatedAt)!
+        policy.currency, policy.premiumMinor, policy.createdAt, policy.updatedAt, policy.source, policy.upstreamRef)!
       return { ...policy, id }
     },
     find(sessionId: number, ref: string): PolicyRecord | undefined {
@@ -107,6 +113,8 @@ function fromRow(row: PolicyRow): PolicyRecord {
     premiumMinor: row.premium_minor,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    source: row.source,
+    upstreamRef: row.upstream_ref,
   }
 }
 

@@ -1,5 +1,8 @@
 /** @module Plans a search returned, recorded against the session for issue to check. */
 import type { Trip } from '../domain/trip'
+
+/** What produced a plan or policy; it is also the answer's `mode`. */
+export type Source = 'simulation' | 'uat_gateway'
 import type { SqliteDriver } from './driver'
 
 export interface Quote<Plan = unknown> {
@@ -9,27 +12,34 @@ export interface Quote<Plan = unknown> {
   ages: number[]
   currency: string
   plan: Plan
+  premiumMinor: number
+  source: Source
+  upstreamRef: string | null
 }
 
 export function quoteStore(db: SqliteDriver) {
   const insert = db.prepare(
-    'INSERT OR IGNORE INTO quotes (session_id, plan_id, trip, ages, currency, plan) VALUES (?, ?, ?, ?, ?, ?)',
+    `INSERT OR REPLACE INTO quotes (session_id, plan_id, trip, ages, currency, plan, source, upstream_ref)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-  const byPlanId = db.prepare<{ trip: string; ages: string; currency: string; plan: string }>(
-    'SELECT trip, ages, currency, plan FROM quotes WHERE session_id = ? AND plan_id = ?',
+  const byPlanId = db.prepare<{ trip: string; ages: string; currency: string; plan: string; source: Source; upstream_ref: string | null }>(
+    'SELECT trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
   )
   return {
     save(sessionId: number, quotes: Quote[]): void {
       for (const quote of quotes) {
         insert.run(sessionId, quote.planId, JSON.stringify(quote.trip), JSON.stringify(quote.ages), quote.currency,
-          JSON.stringify({ product: quote.product, plan: quote.plan }))
+          JSON.stringify({ product: quote.product, plan: quote.plan, premiumMinor: quote.premiumMinor }), quote.source, quote.upstreamRef)
       }
     },
     find<Plan>(sessionId: number, planId: string): Quote<Plan> | undefined {
       const row = byPlanId.get(sessionId, planId)
       if (!row) return undefined
-      const { product, plan } = JSON.parse(row.plan) as { product: string; plan: Plan }
-      return { planId, product, plan, trip: JSON.parse(row.trip), ages: JSON.parse(row.ages), currency: row.currency }
+      const { product, plan, premiumMinor } = JSON.parse(row.plan) as { product: string; plan: Plan; premiumMinor: number }
+      return {
+        planId, product, plan, premiumMinor, trip: JSON.parse(row.trip), ages: JSON.parse(row.ages), currency: row.currency,
+        source: row.source, upstreamRef: row.upstream_ref,
+      }
     },
   }
 }

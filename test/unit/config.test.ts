@@ -23,6 +23,8 @@ describe('loadConfig', () => {
       sessionTtlSeconds: 3600,
       sweepIntervalSeconds: 60,
       trustProxy: 0,
+      workers: 1,
+      uat: null,
     })
   })
 
@@ -39,7 +41,7 @@ describe('loadConfig', () => {
         SANDBOX_SWEEP_INTERVAL_SECONDS: '7',
         SANDBOX_TRUST_PROXY: '2',
       }),
-    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2 })
+    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, workers: 1, uat: null })
   })
 
   test('an empty numeric variable means its default', () => {
@@ -94,5 +96,23 @@ describe('loadConfig', () => {
 
   test('each bad variable is named even when another is fine', () => {
     expect(configError({ PORT: '3000', SANDBOX_RATE_WINDOW_SECONDS: 'abc' }).message).toContain('SANDBOX_RATE_WINDOW_SECONDS')
+  })
+})
+
+describe('UAT gateway configuration', () => {
+  test('is off without SANDBOX_UAT_URL, and reads its settings with defaults when set', () => {
+    expect(loadConfig({}).uat).toBeNull()
+    expect(loadConfig({ SANDBOX_UAT_URL: 'http://127.0.0.1:4400/' }).uat).toEqual({
+      url: 'http://127.0.0.1:4400', timeoutMs: 2000, retries: 2, breakerFailures: 5, breakerCooldownSeconds: 30,
+    })
+    expect(loadConfig({ SANDBOX_UAT_URL: 'https://uat.insurer.example/api', SANDBOX_UAT_TIMEOUT_MS: '500', SANDBOX_UAT_RETRIES: '0' }).uat)
+      .toMatchObject({ url: 'https://uat.insurer.example/api', timeoutMs: 500, retries: 0 })
+  })
+
+  test('a bad value names its variable', () => {
+    for (const [name, value] of [['SANDBOX_UAT_URL', 'not a url'], ['SANDBOX_UAT_URL', 'ftp://x'], ['SANDBOX_UAT_TIMEOUT_MS', '10'], ['SANDBOX_UAT_RETRIES', '9']] as const) {
+      const env: Record<string, string> = { SANDBOX_UAT_URL: 'http://127.0.0.1:4400', [name]: value }
+      expect(() => loadConfig(env)).toThrow(name)
+    }
   })
 })

@@ -148,12 +148,12 @@ describe('sweep', () => {
   function seedSession(ref: string, expiresAt: number) {
     const session = sessionStore(db).insert(ref, `hash-${ref}`, expiresAt - 3_600_000, expiresAt)
     const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2026-07-01', end_date: '2026-07-10' }
-    quoteStore(db).save(session.id, [{ planId: `plan_${ref}`, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: {} }])
+    quoteStore(db).save(session.id, [{ planId: `plan_${ref}`, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }])
     const policies = policyStore(db)
     const policy = policies.insert({
       sessionId: session.id, ref: `pol_${ref}`, svcInsuranceId: `svc_${ref}`, planId: `plan_${ref}`, product: 'intl_standard',
       status: 'issued', trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR',
-      premiumMinor: 100, createdAt: T0, updatedAt: T0,
+      premiumMinor: 100, createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null,
     })
     policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 })
     idempotencyStore(db).save(session.id, 'key', 'print', { ok: true }, T0)
@@ -215,7 +215,7 @@ describe('sweep', () => {
     db.exec('BEGIN')
     for (let i = 0; i < 1_234; i++) {
       const s = sessions.insert(`b${i}`, `hb${i}`, T0 - 10, T0 - 1)
-      quotes.save(s.id, [{ planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {} }])
+      quotes.save(s.id, [{ planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {}, premiumMinor: 0, source: 'simulation', upstreamRef: null }])
     }
     db.exec('COMMIT')
 

@@ -11,7 +11,11 @@ import { searchPlans } from './service'
 export function planRoutes(pipeline: Pipeline, services: Services) {
   return new Elysia({ name: 'plan-routes' })
     .use(pipeline)
-    .post(PATHS.search, ({ sandbox, body }) => success(sandbox, searchPlans(services, sandbox.session!.id, body)), {
+    .post(PATHS.search, async ({ sandbox, body }) => {
+      const { mode, data } = await searchPlans(services, sandbox.session!.id, body, sandbox.requestId)
+      sandbox.mode = mode
+      return success(sandbox, data)
+    }, {
       body: SearchBody,
       response: responses(SearchData, ['trip_too_long', 'too_many_travellers', 'unsupported_currency']),
       detail: { summary: 'Search plans', description: 'Normalised plans for a trip and traveller ages; recorded against the session for issue.' },

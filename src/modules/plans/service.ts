@@ -1,21 +1,44 @@
-/** @module Plan search: check the request, price the catalogue, record the quotes for issue. */
+/**
+ * @module Plan search: check the request, price it (through the insurer's UAT when a gateway is
+ * configured and answering, else from the catalogue), record the quotes for issue.
+ */
+import { ApiError } from '../../errors'
 import { todayDayNumber } from '../../domain/dates'
-import { agesKey, checkTripRequest } from '../../domain/trip'
+import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import { immediate } from '../../storage/driver'
+import type { Source } from '../../storage/quotes'
 import type { Services } from '../../services'
 import type { SearchRequest } from './model'
-import { priceCatalogue } from './pricing'
+import { priceCatalogue, type PricedPlan } from './pricing'
 
 export const DEFAULT_CURRENCY = 'INR'
 
-export function searchPlans(services: Services, sessionId: number, request: SearchRequest) {
+type SourcedPlan = PricedPlan & { upstreamRef: string | null }
+
+export async function searchPlans(services: Services, sessionId: number, request: SearchRequest, requestId: string) {
   const { catalogue, quotes, db } = services
   checkTripRequest(request, todayDayNumber(services.clock()), new Set(Object.keys(catalogue.currencies)))
   const currency = request.currency ?? DEFAULT_CURRENCY
   const ages = agesKey(request.travellers)
-  const priced = priceCatalogue(catalogue, request.trip, ages, currency)
+  const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, requestId)
   immediate(db, () =>
-    quotes.save(sessionId, priced.map(({ product, plan }) => ({ planId: plan.plan_id, product, trip: request.trip, ages, currency, plan }))),
+    quotes.save(sessionId, priced.map(({ product, plan, premiumMinor, upstreamRef }) => ({
+      planId: plan.plan_id, product, trip: request.trip, ages, currency, plan, premiumMinor, source, upstreamRef,
+    }))),
   )
-  return { trip: request.trip, travellers: request.travellers.length, currency, plans: priced.map(({ plan }) => plan) }
+  return { mode: source, data: { trip: request.trip, travellers: request.travellers.length, currency, plans: priced.map(({ plan }) => plan) } }
+}
+
+/** The insurer's plans when it answers; the catalogue's when there is no gateway or it is down. */
+async function pricePlans(services: Services, request: { trip: Trip; ages: number[]; currency: string }, requestId: string): Promise<{ source: Source; priced: SourcedPlan[] }> {
+  if (services.insurer) {
+    try {
+      return { source: 'uat_gateway', priced: await services.insurer.search(request, requestId) }
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 'upstream_unavailable')) throw error
+      services.log(JSON.stringify({ time: new Date().toISOString(), level: 'warn', request_id: requestId, msg: 'insurer unavailable; search answered from simulation' }))
+    }
+  }
+  const priced = priceCatalogue(services.catalogue, request.trip, request.ages, request.currency)
+  return { source: 'simulation', priced: priced.map((plan) => ({ ...plan, upstreamRef: null })) }
 }

@@ -1,28 +1,32 @@
 /** @module Routes: `POST /api/sandbox/policy/new` and `POST /api/sandbox/policy/{policy_ref}/modify`. */
 import { Elysia } from 'elysia'
-import { success } from '../../http/envelope'
+import { success, type RequestState } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import type { Pipeline } from '../../http/pipeline'
 import type { Services } from '../../services'
-import { fingerprint, idempotencyKey, once } from './idempotency'
+import { idempotencyKey } from './idempotency'
 import { responses } from '../../http/envelope-model'
 import { IssueBody, ModifyBody, ModifyData, ModifyParams, PolicyData } from './model'
-import { issuePolicy, modifyPolicy } from './service'
+import { issuePolicy, modifyPolicy, type Caller } from './service'
 
 const REPLAYED = { 'idempotent-replayed': 'true' }
+
+const caller = (sandbox: RequestState, request: Request): Caller => ({
+  session: sandbox.session!,
+  requestId: sandbox.requestId,
+  idempotencyKey: idempotencyKey(request.headers),
+})
 
 export function policyRoutes(pipeline: Pipeline, services: Services) {
   return new Elysia({ name: 'policy-routes' })
     .use(pipeline)
     .post(
       PATHS.issue,
-      ({ sandbox, body, request, set }) => {
-        const sessionId = sandbox.session!.id
-        const { data, replayed } = once(services, sessionId, idempotencyKey(request.headers), fingerprint('issue', body), () =>
-          issuePolicy(services, sessionId, body),
-        )
+      async ({ sandbox, body, request, set }) => {
+        const { data, replayed } = await issuePolicy(services, caller(sandbox, request), body)
         if (replayed) Object.assign(set.headers, REPLAYED)
-        return success(sandbox, data)
+        sandbox.mode = data.mode
+        return success(sandbox, data.data)
       },
       {
         body: IssueBody,
@@ -32,14 +36,11 @@ export function policyRoutes(pipeline: Pipeline, services: Services) {
     )
     .post(
       PATHS.modify,
-      ({ sandbox, body, params, request, set }) => {
-        const sessionId = sandbox.session!.id
-        const print = fingerprint(`modify ${params.policy_ref}`, body)
-        const { data, replayed } = once(services, sessionId, idempotencyKey(request.headers), print, () =>
-          modifyPolicy(services, sessionId, params.policy_ref, body),
-        )
+      async ({ sandbox, body, params, request, set }) => {
+        const { data, replayed } = await modifyPolicy(services, caller(sandbox, request), params.policy_ref, body)
         if (replayed) Object.assign(set.headers, REPLAYED)
-        return success(sandbox, data)
+        sandbox.mode = data.mode
+        return success(sandbox, data.data)
       },
       {
         body: ModifyBody,

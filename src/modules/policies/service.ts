@@ -1,12 +1,17 @@
-/** @module Policy issue and modification in simulation mode. */
+/**
+ * @module Policy issue and modification. A policy goes back to what produced its plan: the
+ * simulation catalogue, or the insurer's UAT through the gateway.
+ */
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ErrorDetail } from '../../errors'
 import { isoTimestamp, todayDayNumber } from '../../domain/dates'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import type { PolicyRecord } from '../../storage/policies'
+import type { Quote, Source } from '../../storage/quotes'
 import type { Services } from '../../services'
-import type { Plan } from '../plans/pricing'
-import { premiumInPaise, toAmount, toMinorUnits } from '../plans/pricing'
+import type { InsurerAdapter } from '../insurer/adapter'
+import { premiumInPaise, toAmount, toMinorUnits, type Plan } from '../plans/pricing'
+import { commitOnce, earlierAnswer, fingerprint, upstreamKey } from './idempotency'
 import type { IssueRequest, ModifyRequest } from './model'
 import { applyScenario, checkScenarioFields } from './scenarios'
 
@@ -15,38 +20,74 @@ const POLICY_REF = /^pol_sbx_[0-9a-f]{20}$/
 
 const hexId = () => randomBytes(10).toString('hex')
 
-export function issuePolicy(services: Services, sessionId: number, request: IssueRequest) {
-  const { catalogue, quotes, policies } = services
-  const now = services.clock()
-  checkTripRequest(request, todayDayNumber(now), new Set(Object.keys(catalogue.currencies)))
-  const quote = quotes.find<Plan>(sessionId, request.plan_id)
+/** An operation's answer and what produced it (the envelope's `mode`). */
+export interface Answer<T> {
+  mode: Source
+  data: T
+}
+
+export interface Caller {
+  session: { id: number; ref: string }
+  requestId: string
+  idempotencyKey: string | undefined
+}
+
+/** The insurer for a UAT-sourced plan or policy; without a gateway it cannot be reached. */
+function insurerOf(services: Services): InsurerAdapter {
+  if (!services.insurer) throw new ApiError('upstream_unavailable', 'This plan or policy came from the test insurer, and no gateway is configured.', undefined, 60)
+  return services.insurer
+}
+
+export async function issuePolicy(services: Services, caller: Caller, request: IssueRequest) {
+  checkTripRequest(request, todayDayNumber(services.clock()), new Set(Object.keys(services.catalogue.currencies)))
+  const { session, idempotencyKey: key } = caller
+  const print = fingerprint('issue', request)
+  const earlier = earlierAnswer<Answer<ReturnType<typeof issuedPayload>>>(services, session.id, key, print)
+  if (earlier) return earlier
+  const quote = matchingQuote(services, session.id, request)
+  const upstream = quote.source === 'uat_gateway'
+    ? await insurerOf(services).issue(
+      { quoteRef: quote.upstreamRef!, trip: request.trip, ages: quote.ages },
+      { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, 'issue') },
+    )
+    : null
+  return commitOnce(services, session.id, key, print, () => {
+    const now = services.clock()
+    const policy = services.policies.insert({
+      sessionId: session.id,
+      ref: `pol_sbx_${hexId()}`,
+      svcInsuranceId: `svc_sbx_${hexId()}`,
+      planId: quote.planId,
+      product: quote.product,
+      status: 'issued',
+      trip: request.trip,
+      travellers: request.travellers.map(({ age }) => ({ traveller_ref: `trv_sbx_${hexId()}`, age })),
+      partnerReference: request.partner_reference ?? null,
+      currency: quote.currency,
+      premiumMinor: upstream?.premiumMinor ?? quote.premiumMinor,
+      createdAt: now,
+      updatedAt: now,
+      source: quote.source,
+      upstreamRef: upstream?.upstreamRef ?? null,
+    })
+    return { mode: policy.source, data: issuedPayload(services, policy) }
+  })
+}
+
+/** The quote a search in this session returned for `plan_id`, with the same trip and ages. */
+function matchingQuote(services: Services, sessionId: number, request: IssueRequest): Quote<Plan> {
+  const quote = services.quotes.find<Plan>(sessionId, request.plan_id)
   if (!quote) {
     throw new ApiError('plan_not_found', 'No plan search in this session returned this plan_id.', [
       { field: 'plan_id', issue: 'was not returned by a plan search in this session' },
     ])
   }
-  const ages = agesKey(request.travellers)
   const mismatches = tripDifferences(quote.trip, request.trip)
-  if (quote.ages.join() !== ages.join()) mismatches.push({ field: 'travellers', issue: 'ages differ from the search that returned this plan' })
+  if (quote.ages.join() !== agesKey(request.travellers).join()) mismatches.push({ field: 'travellers', issue: 'ages differ from the search that returned this plan' })
   if (mismatches.length > 0) {
     throw new ApiError('plan_mismatch', 'The trip or traveller ages differ from the search that returned this plan_id.', mismatches)
   }
-  const policy = policies.insert({
-    sessionId,
-    ref: `pol_sbx_${hexId()}`,
-    svcInsuranceId: `svc_sbx_${hexId()}`,
-    planId: quote.planId,
-    product: quote.product,
-    status: 'issued',
-    trip: request.trip,
-    travellers: request.travellers.map(({ age }) => ({ traveller_ref: `trv_sbx_${hexId()}`, age })),
-    partnerReference: request.partner_reference ?? null,
-    currency: quote.currency,
-    premiumMinor: Math.round(quote.plan.premium * 10 ** catalogue.currencies[quote.currency]!.minor_unit),
-    createdAt: now,
-    updatedAt: now,
-  })
-  return issuedPayload(services, policy)
+  return quote
 }
 
 function tripDifferences(searched: Trip, issued: Trip): ErrorDetail[] {
@@ -80,30 +121,48 @@ function findPolicy(services: Services, sessionId: number, ref: string): PolicyR
   return policy
 }
 
-export function modifyPolicy(services: Services, sessionId: number, ref: string, request: ModifyRequest) {
+export async function modifyPolicy(services: Services, caller: Caller, ref: string, request: ModifyRequest) {
   checkScenarioFields(request)
-  const { catalogue } = services
-  const policy = findPolicy(services, sessionId, ref)
+  const { session, idempotencyKey: key } = caller
+  const print = fingerprint(`modify ${ref}`, request)
+  const earlier = earlierAnswer<Answer<ReturnType<typeof endorse>>>(services, session.id, key, print)
+  if (earlier) return earlier
+  const policy = findPolicy(services, session.id, ref)
   const correction = applyScenario(policy, request)
-  const definition = catalogue.plans.find((plan) => plan.product === policy.product)!
-  const paise = premiumInPaise(catalogue, definition, correction.trip, agesKey(policy.travellers))
+  const upstream = policy.source === 'uat_gateway'
+    ? await insurerOf(services).endorse(
+      { upstreamRef: policy.upstreamRef!, scenario: request.scenario, value: Object.values(correction.changes)[0]!.to },
+      { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, `modify ${ref}`) },
+    )
+    : null
+  // Applied again to the policy as it is now, in the transaction that writes it.
+  return commitOnce(services, session.id, key, print, () => {
+    const current = findPolicy(services, session.id, ref)
+    return { mode: current.source, data: endorse(services, current, request, upstream?.premiumMinor) }
+  })
+}
+
+/** The premium of a simulated policy after a correction, or `scenario_not_applicable`. */
+function simulatedPremium(services: Services, policy: PolicyRecord, trip: Trip): number {
+  const definition = services.catalogue.plans.find((plan) => plan.product === policy.product)!
+  const paise = premiumInPaise(services.catalogue, definition, trip, agesKey(policy.travellers))
   if (paise === null) {
     throw new ApiError('scenario_not_applicable', 'The plan does not cover the corrected trip.', [
       { field: 'destination_country', issue: 'is outside the cover of this plan' },
     ])
   }
+  return toMinorUnits(services.catalogue, paise, policy.currency)
+}
+
+function endorse(services: Services, policy: PolicyRecord, request: ModifyRequest, upstreamPremiumMinor: number | undefined) {
+  const correction = applyScenario(policy, request)
+  const premiumMinor = upstreamPremiumMinor ?? simulatedPremium(services, policy, correction.trip)
   const now = services.clock()
-  const premiumMinor = toMinorUnits(catalogue, paise, policy.currency)
   const premiumChangeMinor = premiumMinor - policy.premiumMinor
   const updated: PolicyRecord = { ...policy, ...correction, status: 'endorsed', premiumMinor, updatedAt: now }
-  const sequence = services.policies.endorse(updated, {
-    scenario: request.scenario,
-    changes: correction.changes,
-    premiumChangeMinor,
-    createdAt: now,
-  })
+  const sequence = services.policies.endorse(updated, { scenario: request.scenario, changes: correction.changes, premiumChangeMinor, createdAt: now })
   const [field] = Object.keys(correction.changes) as [string]
-  const amount = (minor: number) => toAmount(catalogue, minor, policy.currency)
+  const amount = (minor: number) => toAmount(services.catalogue, minor, policy.currency)
   return {
     policy_ref: updated.ref,
     status: updated.status,

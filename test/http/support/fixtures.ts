@@ -4,6 +4,8 @@
  */
 import { test as base, expect, type APIResponse } from '@playwright/test'
 import { randomInt } from 'node:crypto'
+import { currentTarget } from './server'
+import { expectedMode } from './targets'
 
 /** A random address from 198.18.0.0/15, the range set aside for benchmarks and tests. */
 export function testNetwork(): string {
@@ -33,7 +35,7 @@ export async function envelope(response: APIResponse) {
   const body = await response.json()
   expect(body.request_id).toMatch(/^req_[0-9a-f]+$/)
   expect(response.headers()['x-request-id']).toBe(body.request_id)
-  expect(body.mode).toBe('simulation')
+  expect(body.mode).toBe(expectedMode(currentTarget()))
   expect(body.meta.sandbox).toBe(true)
   expect(typeof body.meta.rate_limit.limit).toBe('number')
   return body

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
-import { serverCommand, type Target } from './targets'
+import { serverCommand, targetEnv, type Target } from './targets'
 
 export const ROOT = resolve(import.meta.dirname, '../../..')
 export const HTTP_PORT = Number(process.env.SANDBOX_TEST_PORT ?? 3210)
@@ -23,6 +23,8 @@ export function freshDatabasePath(name: string): string {
 export interface RunningServer {
   url: string
   process: ChildProcess
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string
   /** Sends the signal and resolves with the exit code once the process has ended. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
@@ -48,11 +50,19 @@ export function currentTarget(): Target {
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const port = await freePort()
   const { command, args } = serverCommand(currentTarget(), ROOT)
-  const child = spawn(command, args, {
-    cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), SANDBOX_TRUST_PROXY: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return launch(command, args, port, '/healthz', {
+    HOST: '127.0.0.1', PORT: String(port), SANDBOX_TRUST_PROXY: '1', ...targetEnv(currentTarget(), HTTP_PORT), ...env,
   })
+}
+
+/** Starts a stand-in insurer UAT (test/uat-stand-in/server.ts) on its own port. */
+export async function startStandIn(): Promise<RunningServer> {
+  const port = await freePort()
+  return launch('bun', ['test/uat-stand-in/server.ts'], port, '/__stats', { PORT: String(port) })
+}
+
+async function launch(command: string, args: string[], port: number, readyPath: string, env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
@@ -60,17 +70,18 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 15_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`)
+    if (child.exitCode !== null) throw new Error(`${command} exited early (${child.exitCode}):\n${output}`)
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break
+      if ((await fetch(`${url}${readyPath}`)).ok) break
     } catch {
-      if (Date.now() > deadline) throw new Error(`server did not start:\n${output}`)
+      if (Date.now() > deadline) throw new Error(`${command} did not start:\n${output}`)
       await new Promise((r) => setTimeout(r, 50))
     }
   }
   return {
     url,
     process: child,
+    output: () => output,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal)
       return exited

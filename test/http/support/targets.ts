@@ -1,10 +1,11 @@
 /**
- * The four ways partners run the sandbox. The same HTTP suite runs against each: one Playwright
+ * The four ways partners run the sandbox, and the Bun source once more with the UAT gateway on
+ * (`uat`, against the stand-in insurer). The same HTTP suite runs against each: one Playwright
  * project per target (`SANDBOX_TARGETS=bun,deno` narrows the run).
  */
 import { join } from 'node:path'
 
-export const ALL_TARGETS = ['bun', 'binary', 'deno', 'node'] as const
+export const ALL_TARGETS = ['bun', 'binary', 'deno', 'node', 'uat'] as const
 export type Target = (typeof ALL_TARGETS)[number]
 
 export function selectedTargets(): Target[] {
@@ -18,6 +19,7 @@ export function selectedTargets(): Target[] {
 export function serverCommand(target: Target, root: string): { command: string; args: string[] } {
   switch (target) {
     case 'bun':
+    case 'uat':
       return { command: 'bun', args: ['src/server.bun.ts'] }
     case 'binary':
       return { command: join(root, 'dist/travel-sandbox'), args: [] }
@@ -27,3 +29,14 @@ export function serverCommand(target: Target, root: string): { command: string; 
       return { command: 'node', args: ['dist/travel-sandbox.node.js'] }
   }
 }
+
+/** Port of the stand-in insurer the `uat` target's servers use (started by playwright.config.ts). */
+export const standInPort = (httpPort: number) => httpPort + 50
+
+/** Environment a target's servers need beyond the test's own. */
+export function targetEnv(target: Target, httpPort: number): Record<string, string> {
+  return target === 'uat' ? { SANDBOX_UAT_URL: `http://127.0.0.1:${standInPort(httpPort)}` } : {}
+}
+
+/** The `mode` a target answers with when nothing fails. */
+export const expectedMode = (target: Target) => (target === 'uat' ? 'uat_gateway' : 'simulation')

@@ -1,0 +1,106 @@
+/**
+ * @module The insurer adapter seam and its one implementation: the generic insurer UAT protocol
+ * over HTTP/JSON. Answers are normalised to our catalogue: insurer product codes map to our
+ * products (data/insurer-products.json), and names, tiers, cover types and benefits come from our
+ * catalogue only, so no insurer label, code or reference can reach a partner.
+ */
+import { randomUUID } from 'node:crypto'
+import { Value } from '@sinclair/typebox/value'
+import { ApiError } from '../../errors'
+import type { UatConfig } from '../../config'
+import type { Trip } from '../../domain/trip'
+import mapping from '../../../data/insurer-products.json'
+import type { Catalogue } from '../plans/catalogue'
+import { planId, toAmount, type PricedPlan } from '../plans/pricing'
+import type { Scenario } from '../policies/model'
+import type { BreakerState } from './breaker'
+import { InsurerFault, insurerClient, type ClientDeps, type InsurerCall } from './client'
+import { CHANGE_OF, EndorsementAnswer, PolicyAnswer, QuotesAnswer, journey } from './protocol'
+
+export interface InsurerQuote extends PricedPlan {
+  /** The insurer's quote reference: stored, never shown. */
+  upstreamRef: string
+}
+
+export interface InsurerAdapter {
+  search(request: { trip: Trip; ages: number[]; currency: string }, requestId: string): Promise<InsurerQuote[]>
+  issue(request: { quoteRef: string; trip: Trip; ages: number[] }, call: InsurerCall): Promise<{ upstreamRef: string; premiumMinor: number }>
+  endorse(request: { upstreamRef: string; scenario: Scenario; value: string }, call: InsurerCall): Promise<{ premiumMinor: number }>
+  breakerState(): BreakerState
+}
+
+const PRODUCTS: Record<string, string | undefined> = mapping.products
+const COVERS: Record<string, string | undefined> = mapping.cover_codes
+
+/** Insurer refusals that mean something to a partner; any other is the insurer's problem. */
+const FAULTS: Record<string, ApiError> = {
+  NOT_COVERED: new ApiError('scenario_not_applicable', 'The insurer does not cover the corrected trip.'),
+  QUOTE_NOT_FOUND: new ApiError('plan_not_found', 'The insurer no longer knows this plan; search again.'),
+  POLICY_NOT_FOUND: new ApiError('policy_not_found', 'No policy with this policy_ref exists in this session.'),
+}
+
+export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: ClientDeps): InsurerAdapter {
+  const client = insurerClient(config, deps)
+
+  /** Posts and checks the answer's shape; maps the insurer's faults to contract errors. */
+  async function call<T>(path: string, body: unknown, schema: Parameters<typeof Value.Check>[0], meta: InsurerCall): Promise<T> {
+    let answer: unknown
+    try {
+      answer = await client.post(path, body, meta)
+    } catch (error) {
+      if (!(error instanceof InsurerFault)) throw error
+      const known = error.faultCode ? FAULTS[error.faultCode] : undefined
+      if (known) throw known
+      throw client.invalid(meta, `refused with HTTP ${error.status}`)
+    }
+    if (!Value.Check(schema, answer)) throw client.invalid(meta, `answer does not follow the protocol at ${[...Value.Errors(schema, answer)][0]?.path}`)
+    return answer as T
+  }
+
+  function normalise(quote: typeof QuotesAnswer.static['quotes'][number], request: { trip: Trip; ages: number[]; currency: string }, meta: InsurerCall): InsurerQuote {
+    const product = PRODUCTS[quote.product_code]
+    const definition = catalogue.plans.find((plan) => plan.product === product)
+    if (!product || !definition) throw client.invalid(meta, 'unknown product code')
+    if (COVERS[quote.cover_code] !== definition.cover_type) throw client.invalid(meta, 'unknown cover code')
+    if (quote.currency !== request.currency || !catalogue.currencies[quote.currency]) throw client.invalid(meta, 'currency differs from the request')
+    const amount = (minor: number) => toAmount(catalogue, minor, request.currency)
+    return {
+      product,
+      premiumMinor: quote.premium_minor,
+      upstreamRef: quote.quote_ref,
+      plan: {
+        plan_id: planId(product, request.trip, request.ages, request.currency),
+        name: definition.name,
+        tier: definition.tier,
+        currency: request.currency,
+        sum_insured: amount(quote.sum_insured_minor),
+        premium: amount(quote.premium_minor),
+        cover_type: definition.cover_type,
+        benefits_summary: definition.benefits_summary,
+      },
+    }
+  }
+
+  return {
+    breakerState: () => client.breaker.state(),
+
+    async search(request, requestId) {
+      const meta = { requestId, idempotencyKey: randomUUID() }
+      const answer = await call<typeof QuotesAnswer.static>('/v1/quotes', { ...journey(request.trip, request.ages), currency: request.currency }, QuotesAnswer, meta)
+      return answer.quotes
+        .map((quote) => normalise(quote, request, meta))
+        .sort((a, b) => a.premiumMinor - b.premiumMinor || (a.plan.plan_id < b.plan.plan_id ? -1 : 1))
+    },
+
+    async issue(request, meta) {
+      const answer = await call<typeof PolicyAnswer.static>('/v1/policies', { quote_ref: request.quoteRef, ...journey(request.trip, request.ages) }, PolicyAnswer, meta)
+      return { upstreamRef: answer.policy_number, premiumMinor: answer.premium_minor }
+    },
+
+    async endorse(request, meta) {
+      const path = `/v1/policies/${encodeURIComponent(request.upstreamRef)}/endorsements`
+      const answer = await call<typeof EndorsementAnswer.static>(path, { change: CHANGE_OF[request.scenario], value: request.value }, EndorsementAnswer, meta)
+      return { premiumMinor: answer.premium_minor }
+    },
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The UAT gateway against a stand-in insurer that each test starts for itself and tells how to
+ * misbehave. Runs on every target: the gateway's timeouts and retries ride on each runtime's fetch.
+ */
+import type { APIRequestContext } from '@playwright/test'
+import { expect, test, testNetwork, tripFrom } from './support/fixtures'
+import { freshDatabasePath, startServer, startStandIn, type RunningServer } from './support/server'
+
+interface Gateway {
+  api: APIRequestContext
+  sandbox: RunningServer
+  insurer: RunningServer
+  control(fault: 'none' | 'slow' | 'error' | 'reset' | 'malformed' | 'leak', options?: { delay_ms?: number; count?: number }): Promise<void>
+  stats(): Promise<{ calls: number; bound: number; endorsements: number }>
+}
+
+let running: Gateway | undefined
+
+async function gateway(playwright: { request: { newContext: (o: object) => Promise<APIRequestContext> } }, name: string, env: Record<string, string> = {}): Promise<Gateway> {
+  const insurer = await startStandIn()
+  const sandbox = await startServer({
+    SANDBOX_DB_PATH: freshDatabasePath(name),
+    SANDBOX_UAT_URL: insurer.url,
+    SANDBOX_UAT_TIMEOUT_MS: '300',
+    SANDBOX_UAT_RETRIES: '1',
+    SANDBOX_UAT_BREAKER_FAILURES: '50',
+    ...env,
+  })
+  const api = await playwright.request.newContext({ baseURL: sandbox.url, extraHTTPHeaders: { 'x-forwarded-for': testNetwork() } })
+  running = {
+    api,
+    sandbox,
+    insurer,
+    control: async (fault, options = {}) => void (await fetch(`${insurer.url}/__control`, { method: 'POST', body: JSON.stringify({ fault, ...options }) })),
+    stats: async () => (await fetch(`${insurer.url}/__stats`)).json(),
+  }
+  return running
+}
+
+test.afterEach(async () => {
+  await running?.api.dispose()
+  await running?.sandbox.stop()
+  await running?.insurer.stop()
+  running = undefined
+})
+
+const trip = tripFrom(3, 7)
+const travellers = [{ age: 34 }, { age: 8 }]
+
+async function searchAndIssue(api: APIRequestContext, key?: string) {
+  const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
+  const issued = await api.post('/api/sandbox/policy/new', {
+    data: { plan_id: search.data.plans[0].plan_id, trip, travellers },
+    headers: key ? { 'idempotency-key': key } : {},
+  })
+  return { search, issued }
+}
+
+test('answers through the insurer, says uat_gateway, and never shows an insurer string', async ({ playwright }) => {
+  const { api, insurer } = await gateway(playwright, 'uat-happy')
+  const seen: string[] = []
+  const call = async (path: string, data: object) => {
+    const response = await api.post(path, { data })
+    seen.push(await response.text())
+    expect(response.status()).toBe(200)
+    return response.json()
+  }
+  const session = await call('/api/sandbox/session', {})
+  const search = await call('/api/sandbox/plans/search', { trip, travellers, currency: 'EUR' })
+  const issued = await call('/api/sandbox/policy/new', { plan_id: search.data.plans[1].plan_id, trip, travellers, partner_reference: 'BK-1' })
+  const ref = issued.data.policy_ref
+  const extended = await call(`/api/sandbox/policy/${ref}/modify`, { scenario: 'extend_end_date', new_end_date: tripFrom(3, 9).end_date })
+  await call(`/api/sandbox/policy/${ref}/modify`, { scenario: 'correct_partner_reference', partner_reference: 'BK-2' })
+  for (const answer of [session, search, issued, extended]) expect(answer.mode).toBe('uat_gateway')
+
+  expect(search.data.plans.map((plan: { tier: string }) => plan.tier).sort()).toEqual(['essential', 'premium', 'standard'])
+  expect(issued.data.policy_ref).toMatch(/^pol_sbx_[0-9a-f]{20}$/)
+  expect(extended.data.premium_change).toBeGreaterThan(0)
+  const labels: string[] = await (await fetch(`${insurer.url}/__labels`)).json()
+  for (const text of seen) for (const label of labels) expect(text).not.toContain(label)
+  expect(await running!.stats()).toMatchObject({ bound: 1, endorsements: 2 })
+})
+
+for (const fault of ['slow', 'error', 'reset'] as const) {
+  test(`insurer ${fault}: search falls back to simulation; issuing an insurer plan is 503 upstream_unavailable`, async ({ playwright }) => {
+    const { api, control } = await gateway(playwright, `uat-${fault}`)
+    const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
+    expect(search.mode).toBe('uat_gateway')
+    await control(fault, { delay_ms: 2000 })
+
+    const started = Date.now()
+    const issued = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
+    expect(Date.now() - started).toBeLessThan(1500) // two attempts of 300 ms, not the insurer's 2 s
+    expect(issued.status()).toBe(503)
+    const body = await issued.json()
+    expect(body).toMatchObject({ ok: false, mode: 'uat_gateway', error: { code: 'upstream_unavailable' } })
+    expect(Number(issued.headers()['retry-after'])).toBeGreaterThanOrEqual(1)
+
+    const fallback = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
+    expect(fallback.mode).toBe('simulation')
+    expect(fallback.data.plans.map((plan: { plan_id: string }) => plan.plan_id)).toEqual(search.data.plans.map((plan: { plan_id: string }) => plan.plan_id))
+  })
+}
+
+for (const fault of ['malformed', 'leak'] as const) {
+  test(`insurer answers ${fault}: 502 upstream_invalid, logged with the request id, nothing of it shown`, async ({ playwright }) => {
+    const { api, control, sandbox, insurer } = await gateway(playwright, `uat-${fault}`)
+    await control(fault)
+    const response = await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })
+    expect(response.status()).toBe(502)
+    const text = await response.text()
+    const body = JSON.parse(text)
+    expect(body).toMatchObject({ ok: false, error: { code: 'upstream_invalid' } })
+    const labels: string[] = await (await fetch(`${insurer.url}/__labels`)).json()
+    for (const label of labels) expect(text).not.toContain(label)
+    await expect.poll(() => sandbox.output()).toContain(`"request_id":"${body.request_id}","msg":"insurer answer rejected"`)
+  })
+}
+
+test('a retry reuses the idempotency key: an attempt that timed out is not bound twice upstream', async ({ playwright }) => {
+  const { api, control, stats } = await gateway(playwright, 'uat-retry', { SANDBOX_UAT_TIMEOUT_MS: '300', SANDBOX_UAT_RETRIES: '2' })
+  const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
+  await control('slow', { delay_ms: 600, count: 1 }) // the first bind is processed, but answers too late
+  const issued = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
+  expect(issued.status()).toBe(200)
+  await new Promise((resolve) => setTimeout(resolve, 800)) // let the slow first attempt finish upstream
+  expect((await stats()).bound).toBe(1)
+})
+
+test("a partner's repeated Idempotency-Key binds one insurer policy", async ({ playwright }) => {
+  const { api, stats } = await gateway(playwright, 'uat-idempotent')
+  const { search, issued } = await searchAndIssue(api, 'booking-1')
+  const again = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers }, headers: { 'idempotency-key': 'booking-1' } })
+  expect(again.headers()['idempotent-replayed']).toBe('true')
+  expect((await again.json()).data.policy_ref).toBe((await issued.json()).data.policy_ref)
+  expect((await stats()).bound).toBe(1)
+})
+
+test('the breaker opens after repeated failures, answers at once without calling, and closes after the cooldown', async ({ playwright }) => {
+  const { api, control, stats } = await gateway(playwright, 'uat-breaker', {
+    SANDBOX_UAT_RETRIES: '0', SANDBOX_UAT_BREAKER_FAILURES: '2', SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS: '1',
+  })
+  const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
+  const issue = () => api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
+  await control('error')
+  expect((await issue()).status()).toBe(503)
+  expect((await issue()).status()).toBe(503)
+  const callsWhenOpened = (await stats()).calls
+  const refused = await issue()
+  expect(refused.status()).toBe(503)
+  expect(refused.headers()['retry-after']).toBe('1')
+  expect((await stats()).calls).toBe(callsWhenOpened) // refused without calling the insurer
+
+  await control('none')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const recovered = await issue()
+  expect(recovered.status()).toBe(200)
+  expect((await recovered.json()).mode).toBe('uat_gateway')
+})
+
+test('a plan found while the insurer was down stays a simulation plan when the insurer is back', async ({ playwright }) => {
+  const { api, control, stats } = await gateway(playwright, 'uat-source')
+  await control('error')
+  const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
+  expect(search.mode).toBe('simulation')
+  await control('none')
+  const issued = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
+  expect(issued.status()).toBe(200)
+  const body = await issued.json()
+  expect(body.mode).toBe('simulation')
+  const modified = await (await api.post(`/api/sandbox/policy/${body.data.policy_ref}/modify`, { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-9' } })).json()
+  expect(modified.mode).toBe('simulation')
+  expect(await stats()).toMatchObject({ bound: 0, endorsements: 0 })
+})
