@@ -20,7 +20,7 @@ export interface AppOptions {
 export function createApp(services: Services, options: AppOptions = {}) {
   const pipeline = createPipeline(services)
   // Health and docs come before the pipeline: they count against no allowance and need no session.
-  return new Elysia({ normalize: false, ...(options.adapter && { adapter: options.adapter }) })
+  return new Elysia({ normalize: false, strictPath: true, ...(options.adapter && { adapter: options.adapter }) })
     .use(healthRoutes(services))
     .use(docsRoutes(version))
     .use(pipeline)

@@ -157,3 +157,24 @@ describe('depth limit', () => {
     expect(thrown(() => rejectPersonalData(arrays)).code).toBe('validation_failed')
   })
 })
+
+describe('personal data beats the body limits', () => {
+  test('personal data deeper than the depth limit is still pii_not_allowed, naming its path', () => {
+    let body: Record<string, unknown> = { email: 'x' }
+    for (let i = 0; i < 40; i++) body = { wrap: body }
+    const error = thrown(() => rejectPersonalData(body))
+    expect(error.code).toBe('pii_not_allowed')
+    expect(error.details![0]!.field).toBe(`${'wrap.'.repeat(40)}email`)
+  })
+
+  test('personal data beside an over-long list is pii_not_allowed; the list alone is validation_failed', () => {
+    const travellers = Array.from({ length: 70 }, () => ({ age: 30 }))
+    expect(thrown(() => rejectPersonalData({ travellers, passport: 'X' })).code).toBe('pii_not_allowed')
+    expect(thrown(() => rejectPersonalData({ travellers })).details).toEqual([{ field: 'travellers', issue: 'at most 64 items' }])
+  })
+
+  test('a body nested thousands deep is walked without overflowing the stack', () => {
+    const deep = JSON.parse(`${'['.repeat(5000)}"a@b.example"${']'.repeat(5000)}`)
+    expect(thrown(() => rejectPersonalData(deep)).code).toBe('pii_not_allowed')
+  })
+})

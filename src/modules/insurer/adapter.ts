@@ -13,6 +13,7 @@ import mapping from '../../../data/insurer-products.json'
 import type { Catalogue } from '../plans/catalogue'
 import { planId, toAmount, type PricedPlan } from '../plans/pricing'
 import type { Scenario } from '../policies/model'
+import { FIELD_OF } from '../policies/scenarios'
 import type { BreakerState } from './breaker'
 import { InsurerFault, insurerClient, type ClientDeps, type InsurerCall } from './client'
 import { CHANGE_OF, EndorsementAnswer, PolicyAnswer, QuotesAnswer, journey } from './protocol'
@@ -32,25 +33,28 @@ export interface InsurerAdapter {
 const PRODUCTS: Record<string, string | undefined> = mapping.products
 const COVERS: Record<string, string | undefined> = mapping.cover_codes
 
-/** Insurer refusals that mean something to a partner; any other is the insurer's problem. */
-const FAULTS: Record<string, ApiError> = {
-  NOT_COVERED: new ApiError('scenario_not_applicable', 'The insurer does not cover the corrected trip.'),
-  QUOTE_NOT_FOUND: new ApiError('plan_not_found', 'The insurer no longer knows this plan; search again.'),
-  POLICY_NOT_FOUND: new ApiError('policy_not_found', 'No policy with this policy_ref exists in this session.'),
+/**
+ * Insurer refusals that mean something to a partner, as the contract error for the request's
+ * `field`; any other refusal is the insurer's problem.
+ */
+const FAULTS: Record<string, (field: string) => ApiError> = {
+  NOT_COVERED: (field) => new ApiError('scenario_not_applicable', 'The plan does not cover the corrected trip.', [{ field, issue: 'is outside the cover of this plan' }]),
+  QUOTE_NOT_FOUND: (field) => new ApiError('plan_not_found', 'The insurer no longer knows this plan; search again.', [{ field, issue: 'is no longer known to the insurer' }]),
+  POLICY_NOT_FOUND: () => new ApiError('policy_not_found', 'No policy with this policy_ref exists in this session.'),
 }
 
 export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: ClientDeps): InsurerAdapter {
   const client = insurerClient(config, deps)
 
   /** Posts and checks the answer's shape; maps the insurer's faults to contract errors. */
-  async function call<T>(path: string, body: unknown, schema: Parameters<typeof Value.Check>[0], meta: InsurerCall): Promise<T> {
+  async function call<T>(path: string, body: unknown, schema: Parameters<typeof Value.Check>[0], meta: InsurerCall, field = '$'): Promise<T> {
     let answer: unknown
     try {
       answer = await client.post(path, body, meta)
     } catch (error) {
       if (!(error instanceof InsurerFault)) throw error
       const known = error.faultCode ? FAULTS[error.faultCode] : undefined
-      if (known) throw known
+      if (known) throw known(field)
       throw client.invalid(meta, `refused with HTTP ${error.status}`)
     }
     if (!Value.Check(schema, answer)) throw client.invalid(meta, `answer does not follow the protocol at ${[...Value.Errors(schema, answer)][0]?.path}`)
@@ -93,13 +97,13 @@ export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: Clien
     },
 
     async issue(request, meta) {
-      const answer = await call<typeof PolicyAnswer.static>('/v1/policies', { quote_ref: request.quoteRef, ...journey(request.trip, request.ages) }, PolicyAnswer, meta)
+      const answer = await call<typeof PolicyAnswer.static>('/v1/policies', { quote_ref: request.quoteRef, ...journey(request.trip, request.ages) }, PolicyAnswer, meta, 'plan_id')
       return { upstreamRef: answer.policy_number, premiumMinor: answer.premium_minor }
     },
 
     async endorse(request, meta) {
       const path = `/v1/policies/${encodeURIComponent(request.upstreamRef)}/endorsements`
-      const answer = await call<typeof EndorsementAnswer.static>(path, { change: CHANGE_OF[request.scenario], value: request.value }, EndorsementAnswer, meta)
+      const answer = await call<typeof EndorsementAnswer.static>(path, { change: CHANGE_OF[request.scenario], value: request.value }, EndorsementAnswer, meta, FIELD_OF[request.scenario])
       return { premiumMinor: answer.premium_minor }
     },
   }

@@ -8,7 +8,8 @@ import { toDayNumber } from '../../domain/dates'
 import { enforceTripLength, type Trip } from '../../domain/trip'
 import type { ModifyRequest, Scenario } from './model'
 
-const FIELD_OF: Record<Scenario, 'new_end_date' | 'destination_country' | 'partner_reference'> = {
+/** The one body field each scenario uses. */
+export const FIELD_OF: Record<Scenario, 'new_end_date' | 'destination_country' | 'partner_reference'> = {
   extend_end_date: 'new_end_date',
   shorten_end_date: 'new_end_date',
   correct_destination: 'destination_country',

@@ -25,6 +25,8 @@ export interface RunningServer {
   process: ChildProcess
   /** Everything the process printed so far (stdout and stderr). */
   output(): string
+  /** Only what the process printed on stdout so far. */
+  stdout(): string
   /** Sends the signal and resolves with the exit code once the process has ended. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
@@ -64,6 +66,8 @@ export async function startStandIn(): Promise<RunningServer> {
 async function launch(command: string, args: string[], port: number, readyPath: string, env: Record<string, string>): Promise<RunningServer> {
   const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
+  let stdout = ''
+  child.stdout!.on('data', (chunk) => (stdout += chunk))
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
@@ -86,5 +90,6 @@ async function launch(command: string, args: string[], port: number, readyPath: 
       if (child.exitCode === null) child.kill(signal)
       return exited
     },
+    stdout: () => stdout,
   }
 }
