@@ -1,16 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { ApiError } from '../../src/errors'
+import { thrown } from './support/errors'
 import { MAX_DEPTH, findPersonalData, isPersonalDataName, looksLikeEmail, rejectPersonalData } from '../../src/domain/personal-data'
 
-function thrown(run: () => unknown): ApiError {
-  try {
-    run()
-  } catch (error) {
-    expect(error).toBeInstanceOf(ApiError)
-    return error as ApiError
-  }
-  throw new Error('expected an ApiError, nothing was thrown')
-}
 
 const PERSONAL_NAMES = [
   'firstName', 'first_name', 'FIRST-NAME', 'first name', 'First Name', 'name', 'Name', 'lastName', 'last_name', 'fullName',

@@ -1,19 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { ApiError } from '../../src/errors'
+import { thrown } from './support/errors'
 import { fromDayNumber, toDayNumber } from '../../src/domain/dates'
 import type { Trip } from '../../src/domain/trip'
 import type { ModifyRequest } from '../../src/modules/policies/model'
 import { applyScenario, checkScenarioFields } from '../../src/modules/policies/scenarios'
 
-function thrown(run: () => unknown): ApiError {
-  try {
-    run()
-  } catch (error) {
-    expect(error).toBeInstanceOf(ApiError)
-    return error as ApiError
-  }
-  throw new Error('expected an ApiError, nothing was thrown')
-}
 
 const START = '2026-07-01'
 const plus = (date: string, days: number) => fromDayNumber(toDayNumber(date)! + days)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ApiError } from '../../src/errors'
+import { thrown as apiError } from './support/errors'
 import { fromDayNumber, toDayNumber } from '../../src/domain/dates'
 import { agesKey, checkTripRequest, tripProblems, type Trip } from '../../src/domain/trip'
 
@@ -13,16 +13,6 @@ function trip(startOffset: number, length: number, over: Partial<Trip> = {}): Tr
 
 const travellers = (count: number) => Array.from({ length: count }, (_, i) => ({ age: 20 + i }))
 
-/** The ApiError `run` throws (fails the test if it throws nothing or something else). */
-function apiError(run: () => unknown): ApiError {
-  try {
-    run()
-  } catch (error) {
-    expect(error).toBeInstanceOf(ApiError)
-    return error as ApiError
-  }
-  throw new Error('expected an ApiError, nothing was thrown')
-}
 
 const fields = (problems: { field: string }[]) => problems.map((p) => p.field).sort()
 
