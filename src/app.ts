@@ -20,7 +20,15 @@ export interface AppOptions {
 export function createApp(services: Services, options: AppOptions = {}) {
   const pipeline = createPipeline(services)
   // Health and docs come before the pipeline: they count against no allowance and need no session.
-  return new Elysia({ normalize: false, strictPath: true, ...(options.adapter && { adapter: options.adapter }) })
+  return new Elysia({
+    normalize: false,
+    strictPath: true,
+    // Elysia finds the path after the 11th character by default, which loses it for a host of 1 to 3
+    // characters (`Host: api`). The entries serve plain HTTP (TLS ends at a proxy), so the path starts
+    // after `http://`.
+    handler: { standardHostname: false },
+    ...(options.adapter && { adapter: options.adapter }),
+  })
     .use(healthRoutes(services))
     .use(docsRoutes(version))
     .use(pipeline)

@@ -8,6 +8,8 @@ export const ERROR_STATUS = {
   invalid_json: 400,
   unsupported_media_type: 415,
   payload_too_large: 413,
+  headers_too_large: 431,
+  request_timeout: 408,
   validation_failed: 422,
   trip_too_long: 422,
   too_many_travellers: 422,

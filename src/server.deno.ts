@@ -18,11 +18,25 @@ start(
     serve(app, config, services) {
       const peers = new WeakMap<Request, string>()
       services.peerAddress = (request) => peers.get(request)
-      const server = Deno.serve({ port: config.port, hostname: config.host, onListen: () => {} }, (request, info) => {
+      // Deno's shutdown() cuts off request bodies still arriving: wait for in-flight requests first.
+      let inFlight = 0
+      let drained = () => {}
+      const server = Deno.serve({ port: config.port, hostname: config.host, onListen: () => {} }, async (request, info) => {
         peers.set(request, info.remoteAddr.hostname)
-        return app.fetch(request)
+        inFlight++
+        try {
+          return await app.fetch(request)
+        } finally {
+          if (--inFlight === 0) drained()
+        }
       })
-      return { url: `http://${config.host}:${config.port}/`, stop: () => server.shutdown() }
+      return {
+        url: `http://${config.host}:${config.port}/`,
+        stop: async () => {
+          if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve))
+          await server.shutdown()
+        },
+      }
     },
   },
   process.env,

@@ -1,10 +1,33 @@
 /** @module Node entry: `npm run start:node` (bundled by Bun, run by Node), storing through better-sqlite3. */
+import type { Server as HttpServer } from 'node:http'
+import type { Duplex } from 'node:stream'
 import { node } from '@elysiajs/node'
 import { openBetterSqlite3 } from './storage/drivers/better-sqlite3'
 import { start } from './server'
 
 /** The Node adapter (srvx) keeps the raw IncomingMessage on the request. */
 type NodeRequest = Request & { runtime?: { node?: { req?: { socket?: { remoteAddress?: string } } } } }
+
+/** What the adapter hands to `listen`'s callback. */
+type ListeningServer = { stop(): Promise<void>; raw?: { node?: { server?: HttpServer } } }
+
+/**
+ * Node's default answer to a malformed request (say, bytes after a lying Content-Length) destroys
+ * the socket at once, losing the answer still being written to the request before it. Let that
+ * answer finish first; otherwise answer as Node would.
+ */
+function finishBeforeRefusing(error: Error & { code?: string }, socket: Duplex & { _httpMessage?: NodeJS.WritableStream & { writableFinished?: boolean } }) {
+  const answering = socket._httpMessage
+  if (answering && !answering.writableFinished) {
+    answering.once('finish', () => socket.destroy())
+    return
+  }
+  if (!socket.writable || error.code === 'ECONNRESET') return void socket.destroy()
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large'
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout'
+    : '400 Bad Request'
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`)
+}
 
 start(
   {
@@ -13,9 +36,24 @@ start(
     serve(app, config, services) {
       services.peerAddress = (request) => (request as NodeRequest).runtime?.node?.req?.socket?.remoteAddress
       let stop = async () => {}
+      const options = {
+        port: config.port,
+        hostname: config.host,
+        // Our own shutdown (server.ts) finishes in-flight requests; srvx's would close them first.
+        gracefulShutdown: false,
+        // Slow clients: headers within 10 s, the whole request within 20 s (bodies: 10 s, request-body.ts),
+        // checked every second rather than Node's default 30.
+        node: { headersTimeout: 10_000, requestTimeout: 20_000, connectionsCheckingInterval: 1_000 },
+      }
       // The Node adapter hands its server to the callback only; `app.server` stays null.
-      app.listen({ port: config.port, hostname: config.host }, (server) => {
-        stop = async () => void (await server.stop())
+      app.listen(options as unknown as { port: number; hostname: string }, (listening) => {
+        const server = (listening as unknown as ListeningServer).raw?.node?.server
+        server?.on('clientError', finishBeforeRefusing)
+        stop = async () => {
+          const closed = listening.stop()
+          server?.closeIdleConnections()
+          await closed
+        }
       })
       return { url: `http://${config.host}:${config.port}/`, stop: () => stop() }
     },

@@ -63,6 +63,8 @@ export function configOrExit(env: Record<string, string | undefined>): Config {
   }
 }
 
+const SHUTDOWN_GRACE_MS = 8_000
+
 const logLine = (fields: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), ...fields })
 
 export function start(runtime: Runtime, env: Record<string, string | undefined>, args: string[]): void {
@@ -97,7 +99,12 @@ export function start(runtime: Runtime, env: Record<string, string | undefined>,
     if (stopping) return
     stopping = true
     clearInterval(sweepTimer)
-    await server.stop()
+    // In-flight requests finish; a client stuck sending its request does not hold the shutdown past
+    // the grace period.
+    const graceOver = new Promise<'grace over'>((resolve) => setTimeout(() => resolve('grace over'), SHUTDOWN_GRACE_MS).unref?.())
+    if ((await Promise.race([server.stop(), graceOver])) === 'grace over') {
+      console.error(logLine({ level: 'warn', msg: 'shutdown grace period over; closing with requests still open' }))
+    }
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     db.close()
     console.log(logLine({ level: 'info', msg: 'stopped', signal }))

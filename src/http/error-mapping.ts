@@ -9,6 +9,18 @@ import { detailsFromSchemaErrors } from './validation-details'
 
 const STORAGE_FAULTS = /^SQLITE_(READONLY|FULL|IOERR|CANTOPEN|BUSY|LOCKED|CORRUPT|NOTADB)/
 
+/** SQLite's primary result codes for the same faults: `node:sqlite` reports only the number. */
+const FAULT_NUMBERS: Record<number, string> = {
+  5: 'SQLITE_BUSY', 6: 'SQLITE_LOCKED', 8: 'SQLITE_READONLY', 10: 'SQLITE_IOERR', 11: 'SQLITE_CORRUPT', 13: 'SQLITE_FULL', 14: 'SQLITE_CANTOPEN', 26: 'SQLITE_NOTADB',
+}
+
+/** The storage fault behind an error from any of the three drivers, or undefined. */
+function storageFault(error: unknown): string | undefined {
+  const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown }
+  if (typeof code === 'string' && STORAGE_FAULTS.test(code)) return code
+  return typeof errcode === 'number' ? FAULT_NUMBERS[errcode & 0xff] : undefined
+}
+
 export function toApiError(code: unknown, error: unknown, path: string, requestId: string, log: (line: string) => void): ApiError {
   if (error instanceof ApiError) return error
   switch (code) {
@@ -22,8 +34,8 @@ export function toApiError(code: unknown, error: unknown, path: string, requestI
     case 'PARSE':
       return new ApiError('invalid_json', 'The body is not valid JSON.')
   }
-  const sqliteCode = String((error as { code?: unknown })?.code ?? '')
-  if (STORAGE_FAULTS.test(sqliteCode)) {
+  const sqliteCode = storageFault(error)
+  if (sqliteCode) {
     log(JSON.stringify({ time: new Date().toISOString(), level: 'error', request_id: requestId, error: sqliteCode }))
     return new ApiError('storage_unavailable', 'Sandbox storage is unavailable; try again shortly.', undefined, 5)
   }

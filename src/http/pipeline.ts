@@ -15,6 +15,23 @@ import { toApiError } from './error-mapping'
 import { readJsonBody } from './request-body'
 import { PATHS } from './paths'
 
+/** Header budget: more than any client needs, less than any runtime lets through. */
+export const MAX_HEADER_FIELDS = 100
+export const MAX_HEADER_BYTES = 16 * 1024
+
+/** `headers_too_large` for a flood the runtime's own parser let through (Node accepts 2000 fields). */
+function refuseHeaderFloods(headers: Headers): void {
+  let fields = 0
+  let bytes = 0
+  headers.forEach((value, name) => {
+    fields++
+    bytes += name.length + value.length + 4
+  })
+  if (fields > MAX_HEADER_FIELDS || bytes > MAX_HEADER_BYTES) {
+    throw new ApiError('headers_too_large', `At most ${MAX_HEADER_FIELDS} header fields and ${MAX_HEADER_BYTES / 1024} KiB of headers.`)
+  }
+}
+
 /** Placeholder body: Elysia must not read the stream before the session and rate checks. */
 const BODY_DEFERRED = Symbol('body deferred')
 
@@ -60,6 +77,7 @@ export function createPipeline(services: Services) {
       const requestId = `req_${randomBytes(12).toString('hex')}`
       states.set(request, { requestId, startedAt: performance.now(), mode: services.insurer ? 'uat_gateway' : 'simulation', session: null, rate: null })
       Object.assign(set.headers, { 'x-request-id': requestId, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
+      refuseHeaderFloods(request.headers)
     })
     .onParse({ as: 'global' }, () => BODY_DEFERRED)
     .derive({ as: 'global' }, ({ request, cookie, path, set }) => {
@@ -79,6 +97,8 @@ export function createPipeline(services: Services) {
       Object.assign(set.headers, rateLimitHeaders(rate, config.rateWindowSeconds, clock()))
       if (apiError.retryAfter !== undefined) set.headers['retry-after'] = String(apiError.retryAfter)
       if (apiError.code === 'method_not_allowed') set.headers.allow = 'POST'
+      // A client too slow to send its body gets the connection closed after the answer.
+      if (apiError.code === 'request_timeout') set.headers.connection = 'close'
       set.status = apiError.status
       return failure(state, rate, apiError)
     })

@@ -5,6 +5,8 @@
 import { ApiError } from '../errors'
 
 export const MAX_BODY_BYTES = 16 * 1024
+/** A body still incomplete this long after the sandbox started reading it is refused (slow clients). */
+export const BODY_DEADLINE_MS = 10_000
 
 const tooLarge = () => new ApiError('payload_too_large', `The body may be at most ${MAX_BODY_BYTES} bytes.`)
 
@@ -28,21 +30,31 @@ function isJsonMediaType(header: string | null): boolean {
   return header?.split(';')[0]?.trim().toLowerCase() === 'application/json'
 }
 
-/** Reads the stream chunk by chunk and stops as soon as the limit is passed. */
+/** Reads the stream chunk by chunk; stops as soon as the size limit is passed or the deadline. */
 async function readBounded(request: Request): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array()
   const reader = request.body.getReader()
   const chunks: BlobPart[] = []
   let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel()
-      throw tooLarge()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), BODY_DEADLINE_MS)))
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), expired])
+      if (next === 'expired') {
+        void reader.cancel().catch(() => {})
+        throw new ApiError('request_timeout', `The body did not arrive within ${BODY_DEADLINE_MS / 1000} seconds.`)
+      }
+      if (next.done) break
+      size += next.value.byteLength
+      if (size > MAX_BODY_BYTES) {
+        void reader.cancel().catch(() => {})
+        throw tooLarge()
+      }
+      chunks.push(next.value)
     }
-    chunks.push(value)
+  } finally {
+    clearTimeout(timer)
   }
   return new Uint8Array(await new Blob(chunks).arrayBuffer())
 }
