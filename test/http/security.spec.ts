@@ -1,0 +1,149 @@
+/**
+ * Security headers and the session cookie (issue #4): what every response carries and never
+ * carries, the cookie's attributes (Secure only for HTTPS from a trusted proxy), the token's
+ * strength, and that the raw token is never written to the database file.
+ */
+import { test, expect } from './support/fixtures'
+import { startServer } from './support/server'
+import {
+  PATH, call, databaseBytes, expectOk, removeDatabase, scratchDatabase, tripFrom, uniqueNetwork, type Reply,
+} from './support/hardening'
+
+/** The attributes of the `sbx_session` Set-Cookie line, names lower-cased. */
+function cookieAttributes(reply: Reply): { value: string; attributes: Record<string, string | true> } {
+  const line = reply.setCookies.find((candidate) => candidate.startsWith('sbx_session='))
+  expect(line, `a sbx_session cookie in ${JSON.stringify(reply.setCookies)}`).toBeDefined()
+  const [pair, ...rest] = line!.split(';').map((part) => part.trim())
+  const attributes: Record<string, string | true> = {}
+  for (const part of rest) {
+    const [name, ...value] = part.split('=')
+    attributes[name!.toLowerCase()] = value.length ? value.join('=') : true
+  }
+  return { value: pair!.slice('sbx_session='.length), attributes }
+}
+
+const BANNERS = ['server', 'x-powered-by', 'x-aspnet-version', 'via']
+
+test.describe('security headers', () => {
+  test('nosniff and no-store on every kind of answer; no Server or X-Powered-By banner anywhere', async ({ baseURL }) => {
+    const base = baseURL!
+    const network = uniqueNetwork()
+    const answers: [string, Reply][] = [
+      ['session 200', await call(base, PATH.session, { network })],
+      ['search 422', await call(base, PATH.search, { body: { trip: 1 }, network })],
+      ['search 400', await call(base, PATH.search, { body: '{', network })],
+      ['sandbox 404', await call(base, '/api/sandbox/nope', { network })],
+      ['sandbox 405', await call(base, PATH.search, { method: 'GET', network })],
+      ['outside 404', await call(base, '/nope', { method: 'GET', network })],
+      ['healthz', await call(base, '/healthz', { method: 'GET' })],
+      ['readyz', await call(base, '/readyz', { method: 'GET' })],
+      ['openapi', await call(base, '/api/sandbox/openapi.json', { method: 'GET' })],
+      ['docs', await call(base, '/api/sandbox/docs', { method: 'GET' })],
+    ]
+    // The docs page is a static asset, the same for everyone, and may be cached (docs.ts); every
+    // other answer may carry session data and is no-store.
+    const isStatic = (what: string) => what === 'docs'
+    const seen = answers.map(([what, reply]) => ({
+      what,
+      nosniff: reply.headers.get('x-content-type-options'),
+      cacheControl: isStatic(what) ? 'static' : reply.headers.get('cache-control'),
+      banners: BANNERS.filter((name) => reply.headers.has(name)).map((name) => `${name}: ${reply.headers.get(name)}`),
+    }))
+    expect(seen).toEqual(answers.map(([what]) => ({ what, nosniff: 'nosniff', cacheControl: isStatic(what) ? 'static' : 'no-store', banners: [] })))
+    // The docs page is the one HTML answer: nosniff matters most there.
+    const docs = answers.find(([what]) => what === 'docs')![1]
+    expect(docs.status).toBe(200)
+    expect(docs.headers.get('content-type')).toMatch(/^text\/html/)
+  })
+})
+
+test.describe('the session cookie', () => {
+  test('HttpOnly, SameSite=Strict, Path=/, Max-Age = the remaining lifetime; no Secure over plain HTTP', async ({ baseURL }) => {
+    for (const reply of [
+      await call(baseURL!, PATH.session, { network: uniqueNetwork() }),
+      await call(baseURL!, PATH.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, network: uniqueNetwork() }),
+    ]) {
+      expectOk(reply)
+      const { attributes } = cookieAttributes(reply)
+      expect(attributes.httponly).toBe(true)
+      expect(attributes.samesite).toBe('Strict')
+      expect(attributes.path).toBe('/')
+      expect(attributes.secure).toBeUndefined()
+      expect(attributes.domain, 'a host-only cookie').toBeUndefined()
+      const remaining = (Date.parse(reply.json.meta.session_expires_at) - Date.now()) / 1000
+      expect(Math.abs(Number(attributes['max-age']) - remaining)).toBeLessThanOrEqual(2)
+    }
+  })
+
+  test('Secure when a trusted proxy says the request came over HTTPS, and only then', async ({ baseURL }) => {
+    // The shared server trusts one proxy hop.
+    const trusted = await call(baseURL!, PATH.session, { network: uniqueNetwork(), headers: { 'x-forwarded-proto': 'https' } })
+    expect(cookieAttributes(trusted).attributes.secure).toBe(true)
+    const plain = await call(baseURL!, PATH.session, { network: uniqueNetwork(), headers: { 'x-forwarded-proto': 'http' } })
+    expect(cookieAttributes(plain).attributes.secure).toBeUndefined()
+
+    // A server that trusts no proxy ignores the header: anyone could send it.
+    const dbPath = scratchDatabase('security-untrusted')
+    const server = await startServer({ SANDBOX_DB_PATH: dbPath, SANDBOX_TRUST_PROXY: '0' })
+    try {
+      const untrusted = await call(server.url, PATH.session, { headers: { 'x-forwarded-proto': 'https' } })
+      expectOk(untrusted)
+      expect(cookieAttributes(untrusted).attributes.secure).toBeUndefined()
+    } finally {
+      await server.stop('SIGKILL')
+      removeDatabase(dbPath)
+    }
+  })
+
+  test('the token carries at least 128 random bits, differs per session, and is not the session_ref', async ({ baseURL }) => {
+    const tokens = new Set<string>()
+    const refs = new Set<string>()
+    for (let index = 0; index < 20; index++) {
+      const reply = await call(baseURL!, PATH.session, { network: uniqueNetwork() })
+      const { session_ref: ref } = expectOk(reply)
+      const token = cookieAttributes(reply).value
+      expect(token).toMatch(/^[A-Za-z0-9_-]+$/) // base64url, no padding
+      expect(Buffer.from(token, 'base64url').length * 8).toBeGreaterThanOrEqual(128)
+      expect(token).not.toContain(ref.replace(/^sbx_/, ''))
+      tokens.add(token)
+      refs.add(ref)
+    }
+    expect(tokens.size).toBe(20)
+    expect(refs.size).toBe(20)
+    // Not a counter or a timestamp: tokens share no long common prefix.
+    const sorted = [...tokens].sort()
+    for (let index = 1; index < sorted.length; index++) {
+      let common = 0
+      while (sorted[index]![common] === sorted[index - 1]![common]) common++
+      expect(common).toBeLessThan(8)
+    }
+  })
+
+  test('no raw token anywhere in the database file, its -wal or its -shm', async () => {
+    const dbPath = scratchDatabase('security-tokens')
+    const server = await startServer({ SANDBOX_DB_PATH: dbPath })
+    const tokens: string[] = []
+    try {
+      for (let index = 0; index < 12; index++) {
+        const network = uniqueNetwork()
+        const reply = await call(server.url, PATH.session, { network })
+        expectOk(reply)
+        tokens.push(reply.token!)
+        // Use each session, so that its token is looked up, not only minted.
+        expectOk(await call(server.url, PATH.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, cookie: reply.token!, network }))
+      }
+      const leaks = (bytes: Buffer) => tokens.filter((token) =>
+        bytes.includes(token) || bytes.includes(Buffer.from(token, 'base64url')) || bytes.includes(Buffer.from(token, 'base64url').toString('hex')))
+      // While running (the -wal holds the recent writes) ...
+      const running = databaseBytes(dbPath)
+      expect(running.length).toBeGreaterThan(0)
+      expect(leaks(running)).toEqual([])
+      // ... and after a clean stop has checkpointed everything into the main file.
+      expect(await server.stop('SIGTERM')).toBe(0)
+      expect(leaks(databaseBytes(dbPath))).toEqual([])
+    } finally {
+      await server.stop('SIGKILL')
+      removeDatabase(dbPath)
+    }
+  })
+})
