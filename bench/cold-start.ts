@@ -3,6 +3,8 @@
  * (`GET /healthz`, polled every millisecond), and the artefact's size. Run `npm run build` first.
  *
  *   bun bench/cold-start.ts [runs]     (default 10 runs per target; prints a Markdown table)
+ *
+ * `coldStart` is exported for bench/scale.ts (part of `bun bench/run.ts`).
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -10,7 +12,6 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 const ROOT = resolve(import.meta.dir, '..')
-const runs = Number(process.argv[2] ?? 10)
 const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
 
 const TARGETS = [
@@ -20,7 +21,7 @@ const TARGETS = [
   { name: 'node (bundle)', artefact: 'dist/travel-sandbox.node.js', command: ['node', 'dist/travel-sandbox.node.js'] },
 ]
 
-async function coldStart(command: string[], port: number, dir: string): Promise<number> {
+export async function coldStart(command: string[], port: number, dir: string): Promise<number> {
   const started = performance.now()
   const child = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
@@ -42,23 +43,26 @@ async function coldStart(command: string[], port: number, dir: string): Promise<
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-const dir = mkdtempSync(join(tmpdir(), 'sandbox-cold-'))
-const rows: string[] = []
-let port = 3900
-for (const target of TARGETS) {
-  if (target.artefact && !existsSync(join(ROOT, target.artefact))) {
-    rows.push(`| ${target.name} | not built (npm run build) | | | |`)
-    continue
+if (import.meta.main) {
+  const runs = Number(process.argv[2] ?? 10)
+  const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-cold-'))
+  const rows: string[] = []
+  let port = 3900
+  for (const target of TARGETS) {
+    if (target.artefact && !existsSync(join(ROOT, target.artefact))) {
+      rows.push(`| ${target.name} | not built (npm run build) | | | |`)
+      continue
+    }
+    const times: number[] = []
+    for (let run = 0; run < runs; run++) times.push(await coldStart(target.command, port++, dir))
+    times.sort((a, b) => a - b)
+    const size = target.artefact ? `${(statSync(join(ROOT, target.artefact)).size / 1_048_576).toFixed(1)} MiB` : 'n/a'
+    rows.push(`| ${target.name} | ${size} | ${percentile(times, 50).toFixed(0)} ms | ${percentile(times, 90).toFixed(0)} ms | ${times[0]!.toFixed(0)} ms |`)
   }
-  const times: number[] = []
-  for (let run = 0; run < runs; run++) times.push(await coldStart(target.command, port++, dir))
-  times.sort((a, b) => a - b)
-  const size = target.artefact ? `${(statSync(join(ROOT, target.artefact)).size / 1_048_576).toFixed(1)} MiB` : 'n/a'
-  rows.push(`| ${target.name} | ${size} | ${percentile(times, 50).toFixed(0)} ms | ${percentile(times, 90).toFixed(0)} ms | ${times[0]!.toFixed(0)} ms |`)
+  rmSync(dir, { recursive: true, force: true })
+  console.log(`Cold start to first answered request, ${runs} runs each (${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} cores)\n`)
+  console.log('| target | size | p50 | p90 | best |')
+  console.log('|---|---|---|---|---|')
+  for (const row of rows) console.log(row)
 }
-rmSync(dir, { recursive: true, force: true })
-console.log(`Cold start to first answered request, ${runs} runs each (${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} cores)\n`)
-console.log('| target | size | p50 | p90 | best |')
-console.log('|---|---|---|---|---|')
-for (const row of rows) console.log(row)

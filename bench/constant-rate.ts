@@ -1,0 +1,159 @@
+/**
+ * Open-loop, constant-rate load for bench/run.ts (wrk has no fixed-rate mode). Request i is
+ * scheduled at start + i/rate, whatever happened to the earlier ones, and goes out on lane
+ * i % lanes. Each lane is one partner (its own session cookie and X-Forwarded-For network) with at
+ * most one request in flight, so fetch's pool keeps at most `lanes` keep-alive connections; a request
+ * whose lane is still busy waits for it. Latency is measured from the scheduled send time, so that
+ * waiting counts (no coordinated omission, as in wrk2).
+ *
+ *   bun bench/constant-rate.ts --url http://127.0.0.1:3000 --mode search|issue|modify --rate 500 \
+ *     [--duration 10] [--lanes 8] [--net 200] [--start YYYY-MM-DD --end YYYY-MM-DD --end2 YYYY-MM-DD]
+ *
+ * Prints one line `BENCH_JSON {...}`: scheduled, completed, non-2xx, p50/p99/max in ms and the
+ * achieved rate. Lanes do their own set-up (search, issue) before the clock starts.
+ */
+import { parseArgs } from 'node:util'
+
+const { values: options } = parseArgs({
+  options: {
+    url: { type: 'string' },
+    mode: { type: 'string', default: 'search' },
+    rate: { type: 'string' },
+    duration: { type: 'string', default: '10' },
+    lanes: { type: 'string', default: '8' },
+    net: { type: 'string', default: '200' },
+    start: { type: 'string' },
+    end: { type: 'string' },
+    end2: { type: 'string' },
+  },
+})
+
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
+const base = options.url!.replace(/\/$/, '')
+const mode = options.mode as 'search' | 'issue' | 'modify'
+const rate = Number(options.rate)
+const durationMs = Number(options.duration) * 1000
+const laneCount = Number(options.lanes)
+const net = Number(options.net)
+const startDate = options.start ?? day(30)
+const endDate = options.end ?? day(40)
+const endDate2 = options.end2 ?? day(45)
+if (!options.url || !(rate > 0) || !['search', 'issue', 'modify'].includes(mode)) {
+  console.error('usage: bun bench/constant-rate.ts --url URL --mode search|issue|modify --rate N [--duration S] [--lanes N]')
+  process.exit(2)
+}
+
+const trip = { origin_country: 'IN', destination_country: 'FR', start_date: startDate, end_date: endDate }
+const travellers = [{ age: 34 }, { age: 8 }]
+const searchBody = JSON.stringify({ trip, travellers, currency: 'EUR' })
+
+interface Lane {
+  xff: string
+  cookie: string | null
+  planId: string | null
+  policyRef: string | null
+  extendNext: boolean
+  busy: Promise<void>
+}
+
+async function call(lane: Lane, path: string, body: string): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-forwarded-for': lane.xff }
+  if (lane.cookie) headers.cookie = lane.cookie
+  const response = await fetch(base + path, { method: 'POST', headers, body, keepalive: true })
+  const set = response.headers.get('set-cookie')
+  if (set) lane.cookie = set.split(';')[0]!
+  return { status: response.status, text: await response.text() }
+}
+
+/** The measured call of this mode for this lane. */
+function measured(lane: Lane): [string, string] {
+  if (mode === 'issue') return ['/api/sandbox/policy/new', JSON.stringify({ plan_id: lane.planId, trip, travellers })]
+  if (mode === 'modify') {
+    const body = lane.extendNext
+      ? { scenario: 'extend_end_date', new_end_date: endDate2 }
+      : { scenario: 'shorten_end_date', new_end_date: endDate }
+    return [`/api/sandbox/policy/${lane.policyRef}/modify`, JSON.stringify(body)]
+  }
+  return ['/api/sandbox/plans/search', searchBody]
+}
+
+async function prepare(lane: Lane): Promise<void> {
+  if (mode === 'search') return
+  const search = await call(lane, '/api/sandbox/plans/search', searchBody)
+  lane.planId = /"plan_id":"([^"]+)"/.exec(search.text)?.[1] ?? null
+  if (search.status !== 200 || !lane.planId) throw new Error(`set-up search failed: ${search.status} ${search.text.slice(0, 200)}`)
+  if (mode === 'issue') return
+  const issue = await call(lane, '/api/sandbox/policy/new', JSON.stringify({ plan_id: lane.planId, trip, travellers }))
+  lane.policyRef = /"policy_ref":"([^"]+)"/.exec(issue.text)?.[1] ?? null
+  if (issue.status !== 200 || !lane.policyRef) throw new Error(`set-up issue failed: ${issue.status} ${issue.text.slice(0, 200)}`)
+}
+
+const lanes: Lane[] = Array.from({ length: laneCount }, (_, index) => ({
+  xff: `10.${net}.${Math.floor(index / 250)}.${(index % 250) + 1}`,
+  cookie: null, planId: null, policyRef: null, extendNext: true, busy: Promise.resolve(),
+}))
+await Promise.all(lanes.map(prepare))
+// a few unmeasured calls per lane, so the first measured ones do not pay for connection set-up
+for (let round = 0; round < 3; round++) {
+  await Promise.all(lanes.map(async (lane) => {
+    const [path, body] = measured(lane)
+    const { status } = await call(lane, path, body)
+    if (status >= 200 && status < 300 && mode === 'modify') lane.extendNext = !lane.extendNext
+  }))
+}
+
+const latencies: number[] = []
+let non2xx = 0
+let firstBad = ''
+let maxLag = 0
+const total = Math.floor((rate * durationMs) / 1000)
+const started = performance.now()
+
+function send(index: number, scheduledAt: number): void {
+  const lane = lanes[index % laneCount]!
+  lane.busy = lane.busy.then(async () => {
+    const [path, body] = measured(lane)
+    try {
+      const { status, text } = await call(lane, path, body)
+      if (status >= 200 && status < 300) {
+        if (mode === 'modify') lane.extendNext = !lane.extendNext
+      } else {
+        non2xx++
+        firstBad ||= `${status} ${text.slice(0, 200)}`
+      }
+    } catch (error) {
+      non2xx++
+      firstBad ||= String(error)
+    }
+    latencies.push(performance.now() - scheduledAt)
+  })
+}
+
+// The dispatcher wakes about every millisecond and sends everything whose time has come.
+let next = 0
+await new Promise<void>((finish) => {
+  const tick = () => {
+    const now = performance.now()
+    while (next < total) {
+      const scheduledAt = started + (next * 1000) / rate
+      if (scheduledAt > now) break
+      maxLag = Math.max(maxLag, now - scheduledAt)
+      send(next, scheduledAt)
+      next++
+    }
+    if (next < total) setTimeout(tick, Math.max(0, Math.min(1, started + (next * 1000) / rate - performance.now())))
+    else finish()
+  }
+  tick()
+})
+await Promise.all(lanes.map((lane) => lane.busy))
+const elapsed = performance.now() - started
+
+latencies.sort((a, b) => a - b)
+const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
+console.log(`BENCH_JSON ${JSON.stringify({
+  mode, target_rate: rate, scheduled: total, completed: latencies.length, non2xx, first_bad: firstBad,
+  achieved_rate: Math.round((latencies.length / elapsed) * 1000),
+  p50_ms: +pct(50).toFixed(2), p99_ms: +pct(99).toFixed(2), max_ms: +(latencies.at(-1) ?? 0).toFixed(2),
+  dispatcher_max_lag_ms: +maxLag.toFixed(2), lanes: laneCount,
+})}`)
