@@ -57,19 +57,22 @@ export function createPipeline(services: Services) {
       cookie.set({ ...cookieAttributes, value: '', maxAge: 0 })
       throw new ApiError('session_expired', 'This session has ended. Call again without the cookie, or create a new session.')
     }
-    if (found.kind === 'live') state.session = found.session
-    const minted = found.kind === 'live' ? null : mintSession()
-    const sessionKey = `s:${found.kind === 'live' ? found.session.ref : minted!.ref}`
-    const { status, admitted } = rates.admit([sessionKey, network], now, () =>
-      found.kind === 'live' ? found.session : sessions.insert(minted!.ref, minted!.tokenHash, now, now + config.sessionTtlSeconds * 1000),
-    )
+    const live = found.kind === 'live' ? found.session : null
+    state.session = live
+    // A new session is minted only for an admitted request; its counter is empty until then.
+    const { status, admitted } = rates.admit(live ? [`s:${live.ref}`, network] : [network], now, () => {
+      if (live) return { admitted: { session: live, token: null as string | null } }
+      const minted = mintSession()
+      const session = sessions.insert(minted.ref, minted.tokenHash, now, now + config.sessionTtlSeconds * 1000)
+      return { admitted: { session, token: minted.token }, newKey: `s:${session.ref}` }
+    })
     state.rate = status
     Object.assign(headers, rateLimitHeaders(status, config.rateWindowSeconds, now))
     if (!admitted) {
       throw new ApiError('rate_limited', `Fair-use limit: ${status.limit} requests per ${config.rateWindowSeconds / 60} minutes per session and per network.`, undefined, status.retryAfter)
     }
-    state.session = admitted
-    if (minted) cookie.set({ ...cookieAttributes, value: minted.token, maxAge: config.sessionTtlSeconds })
+    state.session = admitted.session
+    if (admitted.token) cookie.set({ ...cookieAttributes, value: admitted.token, maxAge: config.sessionTtlSeconds })
   }
 
   return new Elysia({ name: 'sandbox-pipeline' })

@@ -19,8 +19,12 @@ export interface Quote<Plan = unknown> {
 
 export function quoteStore(db: SqliteDriver) {
   const insert = db.prepare(
-    `INSERT OR REPLACE INTO quotes (session_id, plan_id, trip, ages, currency, plan, source, upstream_ref)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    // A plan_id is a digest of everything that priced it, so a repeated search changes at most
+    // where the plan came from: only then is the row written again.
+    `INSERT INTO quotes (session_id, plan_id, trip, ages, currency, plan, source, upstream_ref)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (session_id, plan_id) DO UPDATE SET plan = excluded.plan, source = excluded.source, upstream_ref = excluded.upstream_ref
+     WHERE source IS NOT excluded.source OR upstream_ref IS NOT excluded.upstream_ref`,
   )
   const byPlanId = db.prepare<{ trip: string; ages: string; currency: string; plan: string; source: Source; upstream_ref: string | null }>(
     'SELECT trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',

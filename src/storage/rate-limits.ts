@@ -20,14 +20,19 @@ export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
   return {
     /**
      * Admits one request against every key, or none. `onAdmit` runs inside the same transaction,
-     * so a session created for an admitted request exists exactly when the request was counted.
+     * so a session created for an admitted request exists exactly when the request was counted; it
+     * may name one more key to count the request against (a new session's, which is empty).
      */
-    admit<T>(keys: string[], now: number, onAdmit: () => T): { status: RateStatus; admitted?: T } {
+    admit<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
+      // A refusal writes nothing, and hits only leave the window as time passes: a read outside
+      // the write lock is already exact for it, so the 429 path never waits for the lock.
+      const early = decide(readings(keys, now), policy, now)
+      if (!early.admitted) return { status: early }
       return immediate(db, () => {
         const status = decide(readings(keys, now), policy, now)
         if (!status.admitted) return { status }
-        const admitted = onAdmit()
-        for (const key of keys) record.run(key, now)
+        const { admitted, newKey } = onAdmit()
+        for (const key of newKey ? [...keys, newKey] : keys) record.run(key, now)
         return { status, admitted }
       })
     },

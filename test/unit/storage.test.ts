@@ -73,7 +73,7 @@ describe('rateLimitStore', () => {
     const results = Array.from({ length: 12 }, (_, i) =>
       rates.admit(['s:one', 'n:1.2.3.4'], T0 + i, () => {
         admittedCalls++
-        return i
+        return { admitted: i }
       }),
     )
     expect(results.filter((r) => r.status.admitted)).toHaveLength(5)
@@ -91,7 +91,7 @@ describe('rateLimitStore', () => {
     const b = rateLimitStore(other, policy)
     let admitted = 0
     for (let i = 0; i < 10; i++) {
-      for (const store of [a, b]) if (store.admit(['n:shared'], T0 + i, () => true).status.admitted) admitted++
+      for (const store of [a, b]) if (store.admit(['n:shared'], T0 + i, () => ({ admitted: true })).status.admitted) admitted++
     }
     other.close()
     expect(admitted).toBe(5)
@@ -111,8 +111,8 @@ describe('rateLimitStore', () => {
 
   test('a full network counter refuses a fresh session, and counts neither', () => {
     const rates = rateLimitStore(db, policy)
-    for (let i = 0; i < 5; i++) rates.admit([`s:${i}`, 'n:net'], T0, () => true)
-    const refused = rates.admit(['s:new', 'n:net'], T0 + 10, () => true)
+    for (let i = 0; i < 5; i++) rates.admit([`s:${i}`, 'n:net'], T0, () => ({ admitted: true }))
+    const refused = rates.admit(['s:new', 'n:net'], T0 + 10, () => ({ admitted: true }))
     expect(refused.status.admitted).toBe(false)
     expect(count('rate_hits', 'key = ?', 's:new')).toBe(0)
     expect(count('rate_hits', 'key = ?', 'n:net')).toBe(5)
@@ -126,17 +126,17 @@ describe('rateLimitStore', () => {
 
   test('the window rolls: the oldest hit stops counting exactly one window later', () => {
     const rates = rateLimitStore(db, policy)
-    for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + i * 1000, () => true)
-    const refused = rates.admit(['k'], T0 + WINDOW_MS - 1, () => true)
+    for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + i * 1000, () => ({ admitted: true }))
+    const refused = rates.admit(['k'], T0 + WINDOW_MS - 1, () => ({ admitted: true }))
     expect(refused.status).toMatchObject({ admitted: false, resetAt: T0 + WINDOW_MS, retryAfter: 1 })
-    expect(rates.admit(['k'], T0 + WINDOW_MS, () => true).status.admitted).toBe(true)
-    expect(rates.admit(['k'], T0 + WINDOW_MS, () => true).status.admitted).toBe(false)
-    expect(rates.admit(['k'], T0 + WINDOW_MS + 1000, () => true).status.admitted).toBe(true)
+    expect(rates.admit(['k'], T0 + WINDOW_MS, () => ({ admitted: true })).status.admitted).toBe(true)
+    expect(rates.admit(['k'], T0 + WINDOW_MS, () => ({ admitted: true })).status.admitted).toBe(false)
+    expect(rates.admit(['k'], T0 + WINDOW_MS + 1000, () => ({ admitted: true })).status.admitted).toBe(true)
   })
 
   test('peek counts nothing', () => {
     const rates = rateLimitStore(db, policy)
-    rates.admit(['k'], T0, () => true)
+    rates.admit(['k'], T0, () => ({ admitted: true }))
     expect(rates.peek(['k'], T0 + 1)).toMatchObject({ remaining: 4, resetAt: T0 + WINDOW_MS })
     expect(rates.peek(['k'], T0 + 1).remaining).toBe(4)
     expect(count('rate_hits')).toBe(1)
@@ -258,5 +258,19 @@ describe('sweep', () => {
     expect(db.prepare<{ at: number }>('SELECT at FROM rate_hits ORDER BY at').all().map((r) => r.at)).toEqual([T0 - WINDOW_MS + 1, T0])
     // The sweep agrees with the counter: what it keeps is exactly what still counts.
     expect(rateLimitStore(db, { limit: 30, windowMs: WINDOW_MS }).peek(['k'], T0).remaining).toBe(28)
+  })
+})
+
+describe('rate limit: a new key named on admission', () => {
+  test('is counted with the others, and a refused request names none', () => {
+    const rates = rateLimitStore(db, { limit: 2, windowMs: 60_000 })
+    expect(rates.admit(['n:x'], T0, () => ({ admitted: 1, newKey: 's:new' })).status.remaining).toBe(1)
+    expect(rates.peek(['s:new'], T0).remaining).toBe(1)
+    let called = 0
+    rates.admit(['n:x'], T0 + 1, () => ({ admitted: ++called, newKey: 's:second' }))
+    const refused = rates.admit(['n:x'], T0 + 2, () => ({ admitted: ++called, newKey: 's:third' }))
+    expect(refused.status.admitted).toBe(false)
+    expect(called).toBe(1)
+    expect(rates.peek(['s:third'], T0 + 2).remaining).toBe(2)
   })
 })

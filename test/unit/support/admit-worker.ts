@@ -11,6 +11,6 @@ const db = openBunSqlite(file!)
 migrate(db)
 const rates = rateLimitStore(db, { limit: Number(limit), windowMs: 600_000 })
 let admitted = 0
-for (let i = 0; i < Number(attempts); i++) if (rates.admit(['n:shared'], Number(now), () => true).status.admitted) admitted++
+for (let i = 0; i < Number(attempts); i++) if (rates.admit(['n:shared'], Number(now), () => ({ admitted: true })).status.admitted) admitted++
 db.close()
 console.log(admitted)
