@@ -76,10 +76,12 @@ export async function seed(path: string, count: number, onProgress?: (done: numb
     now += 1 // distinct times, as real traffic would have
     const network = `n:10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`
     const minted = mintSession()
-    const { admitted: session } = services.rates.admit([`s:${minted.ref}`, network], now, () =>
-      services.sessions.insert(minted.ref, minted.tokenHash, now, now + config.sessionTtlSeconds * 1000))
+    const { admitted: session } = services.rates.admit([network], now, () => {
+      const created = services.sessions.insert(minted.ref, minted.tokenHash, now, now + config.sessionTtlSeconds * 1000)
+      return { admitted: created, newKey: `s:${created.ref}` }
+    })
     const search = await searchPlans(services, session!.id, { trip, travellers, currency: 'EUR' }, `req_seed${index}`)
-    services.rates.admit([`s:${minted.ref}`, network], now, () => true)
+    services.rates.admit([`s:${minted.ref}`, network], now, () => ({ admitted: true }))
     await issuePolicy(services, { session: session!, requestId: `req_seed${index}`, idempotencyKey: undefined },
       { plan_id: search.data.plans[0]!.plan_id, trip, travellers })
     if (onProgress && index % 10_000 === 9_999) onProgress(index + 1)
