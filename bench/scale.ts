@@ -82,7 +82,7 @@ export async function seed(path: string, count: number, onProgress?: (done: numb
     })
     const search = await searchPlans(services, session!.id, { trip, travellers, currency: 'EUR' }, `req_seed${index}`)
     services.rates.admit([`s:${minted.ref}`, network], now, () => ({ admitted: true }))
-    await issuePolicy(services, { session: session!, requestId: `req_seed${index}`, idempotencyKey: undefined },
+    await issuePolicy(services, { session: session!, requestId: `req_seed${index}`, headers: new Headers() },
       { plan_id: search.data.plans[0]!.plan_id, trip, travellers })
     if (onProgress && index % 10_000 === 9_999) onProgress(index + 1)
   }

@@ -11,6 +11,7 @@ const EXACT = new Set([
 ])
 const CONTAINED = ['email', 'phone', 'mobile', 'telephone', 'passport', 'birth', 'address', 'nominee', 'aadhaar']
 const EMAIL_SHAPE = /[^\s@]+@[^\s@]+\.[^\s@]{2,}/
+const PLAIN_NAME = /^[A-Za-z_ -]{1,64}$/
 
 /** Deeper or longer JSON than any sandbox request needs; refused so that walking a body stays cheap. */
 export const MAX_DEPTH = 16
@@ -59,14 +60,17 @@ export function inspectBody(body: unknown): { personal: string[]; overLimit: Err
     if (typeof value === 'string') {
       if (looksLikeEmail(value)) personal.push(named(node))
     } else if (Array.isArray(value)) {
-      if (value.length > MAX_ARRAY_ITEMS) overLimit ??= { field: named(node), issue: `at most ${MAX_ARRAY_ITEMS} items` }
+      // The traveller list has its own limit and error (too_many_travellers, after validation).
+      const isTravellers = node.depth === 1 && node.path() === 'travellers'
+      if (value.length > MAX_ARRAY_ITEMS && !isTravellers) overLimit ??= { field: named(node), issue: `at most ${MAX_ARRAY_ITEMS} items` }
       for (let index = value.length - 1; index >= 0; index--) pending.push(child(node, index, value[index]))
     } else if (value !== null && typeof value === 'object') {
       const entries = Object.entries(value)
       for (let index = entries.length - 1; index >= 0; index--) {
         const [key, item] = entries[index]!
+        // A key that is not a plain name may carry the value itself ("phone +91…"): report its parent.
         if (looksLikeEmail(key)) personal.push(named(node))
-        else if (isPersonalDataName(key)) personal.push(named(child(node, key, item)))
+        else if (isPersonalDataName(key)) personal.push(named(PLAIN_NAME.test(key) ? child(node, key, item) : node))
         else pending.push(child(node, key, item))
       }
     }

@@ -8,8 +8,9 @@ export function clientAddress(request: Request, peer: string | undefined, trustP
   const socket = peer ?? 'unknown'
   if (trustProxy === 0) return socket
   const forwarded = (request.headers.get('x-forwarded-for') ?? '').split(',').map((entry) => entry.trim()).filter(Boolean)
-  // With N trusted proxies the Nth entry from the right is the last one a trusted proxy wrote.
-  const candidate = forwarded.at(-trustProxy) ?? forwarded[0]
+  // With N trusted proxies the Nth entry from the right is the last one a trusted proxy wrote; with
+  // fewer entries than that, none of them can be trusted.
+  const candidate = forwarded.length >= trustProxy ? forwarded.at(-trustProxy) : undefined
   return candidate && isIP(candidate) ? candidate : socket
 }
 

@@ -28,9 +28,13 @@ export function toApiError(code: unknown, error: unknown, path: string, requestI
       return isSandboxRoute(path)
         ? new ApiError('method_not_allowed', 'Sandbox calls use POST.')
         : new ApiError('not_found', 'No such sandbox endpoint.')
-    case 'VALIDATION':
-      return new ApiError('validation_failed', 'The request has invalid fields; see details.',
-        detailsFromSchemaErrors((error as { all: Parameters<typeof detailsFromSchemaErrors>[0] }).all))
+    case 'VALIDATION': {
+      const { type, all } = error as { type: string; all: Parameters<typeof detailsFromSchemaErrors>[0] }
+      // A path parameter that does not decode (`%E0%A4%A`) is a malformed policy_ref.
+      if (type === 'params') return new ApiError('policy_not_found', 'No policy with this policy_ref exists in this session.')
+      if (type === 'body') return new ApiError('validation_failed', 'The request has invalid fields; see details.', detailsFromSchemaErrors(all))
+      break // an answer that breaks its own schema is our fault, not the caller's
+    }
     case 'PARSE':
       return new ApiError('invalid_json', 'The body is not valid JSON.')
   }

@@ -11,6 +11,7 @@ import { SESSION_COOKIE, lookupSession, mintSession } from '../modules/session/s
 import type { Services } from '../services'
 import { arrivedOverHttps, clientAddress, networkOf } from './client-address'
 import { failure, rateLimitHeaders, type RequestState } from './envelope'
+import type { RateStatus } from '../domain/rate-window'
 import { toApiError } from './error-mapping'
 import { readJsonBody } from './request-body'
 import { PATHS } from './paths'
@@ -19,7 +20,10 @@ import { PATHS } from './paths'
 export const MAX_HEADER_FIELDS = 100
 export const MAX_HEADER_BYTES = 16 * 1024
 
-/** `headers_too_large` for a flood the runtime's own parser let through (Node accepts 2000 fields). */
+/**
+ * `headers_too_large` for a flood the runtime's own parser let through (Node accepts 2000 fields).
+ * `Headers` joins repeated names, so this counts distinct names; their values count in the bytes.
+ */
 function refuseHeaderFloods(headers: Headers): void {
   let fields = 0
   let bytes = 0
@@ -28,7 +32,7 @@ function refuseHeaderFloods(headers: Headers): void {
     bytes += name.length + value.length + 4
   })
   if (fields > MAX_HEADER_FIELDS || bytes > MAX_HEADER_BYTES) {
-    throw new ApiError('headers_too_large', `At most ${MAX_HEADER_FIELDS} header fields and ${MAX_HEADER_BYTES / 1024} KiB of headers.`)
+    throw new ApiError('headers_too_large', `At most ${MAX_HEADER_FIELDS} distinct header names and ${MAX_HEADER_BYTES / 1024} KiB of headers.`)
   }
 }
 
@@ -41,6 +45,16 @@ export function createPipeline(services: Services) {
 
   const networkKey = (request: Request) =>
     `n:${networkOf(clientAddress(request, services.peerAddress(request), config.trustProxy))}`
+
+  /** The network's allowance for an answer refused before the rate check; unknown when storage fails. */
+  function allowanceOrFull(request: Request): RateStatus {
+    const now = clock()
+    try {
+      return rates.peek([networkKey(request)], now)
+    } catch {
+      return { admitted: false, limit: config.rateLimit, remaining: config.rateLimit, resetAt: now }
+    }
+  }
 
   /** Session expiry, then the rate limit; a session is created only for an admitted request. */
   function admit(state: RequestState, request: Request, cookie: Cookie<unknown>, explicitCreate: boolean, headers: Record<string, unknown>) {
@@ -96,7 +110,7 @@ export function createPipeline(services: Services) {
     .onError({ as: 'global' }, ({ code, error, request, set, path }) => {
       const state = states.get(request)!
       const apiError = toApiError(code, error, path, state.requestId, services.log)
-      const rate = state.rate ?? rates.peek([networkKey(request)], clock())
+      const rate = state.rate ?? allowanceOrFull(request)
       Object.assign(set.headers, rateLimitHeaders(rate, config.rateWindowSeconds, clock()))
       if (apiError.retryAfter !== undefined) set.headers['retry-after'] = String(apiError.retryAfter)
       if (apiError.code === 'method_not_allowed') set.headers.allow = 'POST'

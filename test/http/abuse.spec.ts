@@ -112,11 +112,13 @@ test.describe('JSON shape limits: 422 validation_failed in the envelope', () => 
     expectOk(await call(baseURL!, PATH.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, network: uniqueNetwork() }))
   })
 
-  test('a list over 64 items, wherever it is', async ({ baseURL }) => {
+  test('a list over 64 items, wherever it is; a long traveller list is too_many_travellers', async ({ baseURL }) => {
     const trip = tripFrom(5, 5)
     const travellers = Array.from({ length: 65 }, () => ({ age: 30 }))
-    const error = expectError(await send(baseURL!, JSON.stringify({ trip, travellers })), 422, 'validation_failed')
-    expect(error.details?.map((detail) => detail.field)).toContain('travellers')
+    const tooMany = expectError(await send(baseURL!, JSON.stringify({ trip, travellers })), 422, 'too_many_travellers')
+    expect(tooMany.details?.map((detail) => detail.field)).toEqual(['travellers'])
+    const nested = expectError(await send(baseURL!, JSON.stringify({ trip: { ...trip, stops: Array(65).fill('FR') }, travellers: [{ age: 30 }] })), 422, 'validation_failed')
+    expect(nested.details?.map((detail) => detail.field)).toEqual(['trip.stops'])
     const padded = expectError(await send(baseURL!, JSON.stringify({ trip, travellers: [{ age: 30 }], extra: Array(3000).fill(0) })), 422, 'validation_failed')
     expect(padded.details?.length).toBeGreaterThan(0)
     expectError(await send(baseURL!, JSON.stringify(Array(4000).fill(1))), 422, 'validation_failed')

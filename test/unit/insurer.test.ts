@@ -112,12 +112,12 @@ describe('insurer adapter (generic UAT protocol)', () => {
 
   test('5xx, network errors and timeouts are retried with the same idempotency key, then upstream_unavailable', async () => {
     const { insurer, calls } = fakeInsurer([json(503, {}), new TypeError('connection reset'), json(201, { policy_number: 'ACME-UAT-1', status: 'BOUND', currency: 'EUR', premium_minor: 100 })])
-    const bound = await insurer.issue({ quoteRef: 'ACMQ-1', trip, ages: [30] }, { requestId: 'req_1', idempotencyKey: 'k-1' })
+    const bound = await insurer.issue({ quoteRef: 'ACMQ-1', trip, ages: [30], currency: 'EUR' }, { requestId: 'req_1', idempotencyKey: 'k-1' })
     expect(bound).toEqual({ upstreamRef: 'ACME-UAT-1', premiumMinor: 100 })
     expect(calls.map((c) => c.headers['idempotency-key'])).toEqual(['k-1', 'k-1', 'k-1'])
 
     const down = fakeInsurer([json(500, {}), json(502, {}), json(503, {})])
-    const error = await failure(down.insurer.issue({ quoteRef: 'ACMQ-1', trip, ages: [30] }, { requestId: 'req_2', idempotencyKey: 'k-2' }))
+    const error = await failure(down.insurer.issue({ quoteRef: 'ACMQ-1', trip, ages: [30], currency: 'EUR' }, { requestId: 'req_2', idempotencyKey: 'k-2' }))
     expect(error.code).toBe('upstream_unavailable')
     expect(error.retryAfter).toBeGreaterThanOrEqual(1)
     expect(down.calls).toHaveLength(3)
@@ -140,7 +140,33 @@ describe('insurer adapter (generic UAT protocol)', () => {
     expect(notCovered.calls[0]!.body).toEqual({ change: 'DESTINATION', value: 'US' })
 
     const odd = fakeInsurer([json(400, { fault: { code: 'ACME_SAYS_NO' } })])
-    expect((await failure(odd.insurer.issue({ quoteRef: 'q', trip, ages: [30] }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
+    expect((await failure(odd.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
     expect(odd.calls).toHaveLength(1)
+  })
+})
+
+describe('insurer adapter: answers that must not pass', () => {
+  test('a search refusal is upstream_invalid, never a partner error', async () => {
+    const { insurer } = fakeInsurer([json(422, { fault: { code: 'NOT_COVERED' } })])
+    expect((await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
+  })
+
+  test('a policy bound in another currency is upstream_invalid', async () => {
+    const { insurer } = fakeInsurer([json(201, { policy_number: 'ACME-UAT-1', status: 'BOUND', currency: 'JPY', premium_minor: 999_999 })])
+    expect((await failure(insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
+  })
+
+  test('a JSON null is upstream_invalid, not an outage to retry', async () => {
+    const { insurer, calls } = fakeInsurer([json(200, 'null')])
+    expect((await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
+    expect(calls).toHaveLength(1)
+    expect(insurer.breakerState()).toBe('closed')
+  })
+
+  test('two quotes for one product are upstream_invalid', async () => {
+    const answer = insurerQuotes()
+    answer.quotes.push({ ...answer.quotes[0]!, quote_ref: 'ACMQ-dup', premium_minor: 1 })
+    const { insurer } = fakeInsurer([json(200, answer)])
+    expect((await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
   })
 })

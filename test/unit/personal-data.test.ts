@@ -161,11 +161,25 @@ describe('personal data beats the body limits', () => {
   test('personal data beside an over-long list is pii_not_allowed; the list alone is validation_failed', () => {
     const travellers = Array.from({ length: 70 }, () => ({ age: 30 }))
     expect(thrown(() => rejectPersonalData({ travellers, passport: 'X' })).code).toBe('pii_not_allowed')
-    expect(thrown(() => rejectPersonalData({ travellers })).details).toEqual([{ field: 'travellers', issue: 'at most 64 items' }])
+    expect(thrown(() => rejectPersonalData({ extra: travellers })).details).toEqual([{ field: 'extra', issue: 'at most 64 items' }])
   })
 
   test('a body nested thousands deep is walked without overflowing the stack', () => {
     const deep = JSON.parse(`${'['.repeat(5000)}"a@b.example"${']'.repeat(5000)}`)
     expect(thrown(() => rejectPersonalData(deep)).code).toBe('pii_not_allowed')
+  })
+})
+
+describe('a personal-data key that carries a value', () => {
+  test('is reported by its parent path, so the value is never repeated', () => {
+    const error = thrown(() => rejectPersonalData({ contact: { 'phone +919876543210': 1 } }))
+    expect(error.code).toBe('pii_not_allowed')
+    expect(error.details).toEqual([{ field: 'contact', issue: 'personal data is not accepted' }])
+    expect(JSON.stringify(error)).not.toContain('9876543210')
+  })
+
+  test('the traveller list is left to its own limit (too_many_travellers), not the list cap', () => {
+    expect(() => rejectPersonalData({ travellers: Array.from({ length: 100 }, () => ({ age: 3 })) })).not.toThrow()
+    expect(thrown(() => rejectPersonalData({ trip: { travellers: Array.from({ length: 100 }, () => 1) } })).code).toBe('validation_failed')
   })
 })

@@ -11,7 +11,7 @@ import type { UatConfig } from '../../config'
 import type { Trip } from '../../domain/trip'
 import mapping from '../../../data/insurer-products.json'
 import type { Catalogue } from '../plans/catalogue'
-import { planId, toAmount, type PricedPlan } from '../plans/pricing'
+import { byPremiumThenId, planId, toAmount, type PricedPlan } from '../plans/pricing'
 import type { Scenario } from '../policies/model'
 import { FIELD_OF } from '../policies/scenarios'
 import type { BreakerState } from './breaker'
@@ -25,7 +25,7 @@ export interface InsurerQuote extends PricedPlan {
 
 export interface InsurerAdapter {
   search(request: { trip: Trip; ages: number[]; currency: string }, requestId: string): Promise<InsurerQuote[]>
-  issue(request: { quoteRef: string; trip: Trip; ages: number[] }, call: InsurerCall): Promise<{ upstreamRef: string; premiumMinor: number }>
+  issue(request: { quoteRef: string; trip: Trip; ages: number[]; currency: string }, call: InsurerCall): Promise<{ upstreamRef: string; premiumMinor: number }>
   endorse(request: { upstreamRef: string; scenario: Scenario; value: string }, call: InsurerCall): Promise<{ premiumMinor: number }>
   breakerState(): BreakerState
 }
@@ -47,14 +47,15 @@ export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: Clien
   const client = insurerClient(config, deps)
 
   /** Posts and checks the answer's shape; maps the insurer's faults to contract errors. */
-  async function call<T>(path: string, body: unknown, schema: Parameters<typeof Value.Check>[0], meta: InsurerCall, field = '$'): Promise<T> {
+  /** `field`: the request field an insurer refusal is about (issue, endorse); a search has none. */
+  async function call<T>(path: string, body: unknown, schema: Parameters<typeof Value.Check>[0], meta: InsurerCall, field?: string): Promise<T> {
     let answer: unknown
     try {
       answer = await client.post(path, body, meta)
     } catch (error) {
       if (!(error instanceof InsurerFault)) throw error
-      const known = error.faultCode ? FAULTS[error.faultCode] : undefined
-      if (known) throw known(field)
+      const known = field && error.faultCode ? FAULTS[error.faultCode] : undefined
+      if (known) throw known(field!)
       throw client.invalid(meta, `refused with HTTP ${error.status}`)
     }
     if (!Value.Check(schema, answer)) throw client.invalid(meta, `answer does not follow the protocol at ${[...Value.Errors(schema, answer)][0]?.path}`)
@@ -91,13 +92,14 @@ export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: Clien
     async search(request, requestId) {
       const meta = { requestId, idempotencyKey: randomUUID() }
       const answer = await call<typeof QuotesAnswer.static>('/v1/quotes', { ...journey(request.trip, request.ages), currency: request.currency }, QuotesAnswer, meta)
-      return answer.quotes
-        .map((quote) => normalise(quote, request, meta))
-        .sort((a, b) => a.premiumMinor - b.premiumMinor || (a.plan.plan_id < b.plan.plan_id ? -1 : 1))
+      const plans = answer.quotes.map((quote) => normalise(quote, request, meta))
+      if (new Set(plans.map((plan) => plan.product)).size < plans.length) throw client.invalid(meta, 'two quotes for one product')
+      return plans.sort(byPremiumThenId)
     },
 
     async issue(request, meta) {
       const answer = await call<typeof PolicyAnswer.static>('/v1/policies', { quote_ref: request.quoteRef, ...journey(request.trip, request.ages) }, PolicyAnswer, meta, 'plan_id')
+      if (answer.currency !== request.currency) throw client.invalid(meta, 'policy bound in another currency')
       return { upstreamRef: answer.policy_number, premiumMinor: answer.premium_minor }
     },
 

@@ -26,6 +26,8 @@ export interface ClientDeps {
 }
 
 const BACKOFF_MS = 50
+/** An attempt worth repeating: no answer in time, a reset, a 5xx or 429. */
+const RETRY = Symbol('retry')
 
 export function insurerClient(config: UatConfig, deps: ClientDeps) {
   const breaker = circuitBreaker({ failures: config.breakerFailures, cooldownMs: config.breakerCooldownSeconds * 1000, clock: deps.clock })
@@ -39,7 +41,7 @@ export function insurerClient(config: UatConfig, deps: ClientDeps) {
     return new ApiError('upstream_invalid', 'The test insurer answered something the sandbox cannot use.')
   }
 
-  /** One attempt: the parsed JSON of a 2xx, an InsurerFault for a 4xx, or null when worth retrying. */
+  /** One attempt: the parsed JSON of a 2xx, an InsurerFault for a 4xx, or RETRY when worth retrying. */
   async function attempt(path: string, body: unknown, call: InsurerCall): Promise<unknown> {
     let response: Response
     let text: string
@@ -52,9 +54,9 @@ export function insurerClient(config: UatConfig, deps: ClientDeps) {
       })
       text = await response.text()
     } catch {
-      return null
+      return RETRY
     }
-    if (response.status >= 500 || response.status === 429) return null
+    if (response.status >= 500 || response.status === 429) return RETRY
     let json: unknown
     try {
       json = JSON.parse(text)
@@ -65,7 +67,7 @@ export function insurerClient(config: UatConfig, deps: ClientDeps) {
       const code = (json as { fault?: { code?: unknown } })?.fault?.code
       throw new InsurerFault(response.status, typeof code === 'string' ? code : null)
     }
-    if (response.status < 200 || response.status > 299) throw invalid(call, `unexpected HTTP ${response.status}`)
+    if (response.status > 299) throw invalid(call, `unexpected HTTP ${response.status}`)
     return json
   }
 
@@ -84,7 +86,7 @@ export function insurerClient(config: UatConfig, deps: ClientDeps) {
           breaker.succeeded()
           throw error
         }
-        if (answer !== null) {
+        if (answer !== RETRY) {
           breaker.succeeded()
           return answer
         }

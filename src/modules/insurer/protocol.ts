@@ -36,10 +36,6 @@ export const EndorsementAnswer = t.Object({
   premium_minor: Minor,
 })
 
-export const FaultAnswer = t.Object({
-  fault: t.Object({ code: Code, message: t.Optional(t.String()) }),
-})
-
 /** The trip and travellers as the insurer wants them. */
 export function journey(trip: { origin_country: string; destination_country: string; start_date: string; end_date: string }, ages: number[]) {
   return {

@@ -82,5 +82,10 @@ export function priceCatalogue(catalogue: Catalogue, trip: Trip, ages: number[],
       },
     })
   }
-  return priced.sort((a, b) => a.premiumMinor - b.premiumMinor || (a.plan.plan_id < b.plan.plan_id ? -1 : 1))
+  return priced.sort(byPremiumThenId)
+}
+
+/** The contract's order of plans: premium ascending, then plan_id. */
+export function byPremiumThenId(a: PricedPlan, b: PricedPlan): number {
+  return a.premiumMinor - b.premiumMinor || (a.plan.plan_id < b.plan.plan_id ? -1 : a.plan.plan_id > b.plan.plan_id ? 1 : 0)
 }

@@ -5,7 +5,7 @@
  * one process or several sharing the file, create exactly one policy.
  */
 import { createHash, randomUUID } from 'node:crypto'
-import { ApiError } from '../../errors'
+import { ApiError, throwIfInvalid } from '../../errors'
 import { immediate } from '../../storage/driver'
 import type { Services } from '../../services'
 
@@ -15,11 +15,7 @@ const KEY_SHAPE = /^[!-~]{1,255}$/
 export function idempotencyKey(headers: Headers): string | undefined {
   const key = headers.get('idempotency-key')
   if (key === null) return undefined
-  if (!KEY_SHAPE.test(key)) {
-    throw new ApiError('validation_failed', 'The request has invalid fields; see details.', [
-      { field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' },
-    ])
-  }
+  if (!KEY_SHAPE.test(key)) throwIfInvalid([{ field: 'Idempotency-Key', issue: 'must be 1 to 255 visible ASCII characters' }])
   return key
 }
 
@@ -48,7 +44,8 @@ function stored<T>(services: Services, sessionId: number, key: string, print: st
  * that a repeat answers at once.
  */
 export function earlierAnswer<T>(services: Services, sessionId: number, key: string | undefined, print: string) {
-  return key === undefined ? undefined : immediate(services.db, () => stored<T>(services, sessionId, key, print))
+  // A plain read: commitOnce looks again under the write lock before anything is written.
+  return key === undefined ? undefined : stored<T>(services, sessionId, key, print)
 }
 
 /**

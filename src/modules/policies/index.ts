@@ -4,7 +4,6 @@ import { success, type RequestState } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import type { Pipeline } from '../../http/pipeline'
 import type { Services } from '../../services'
-import { idempotencyKey } from './idempotency'
 import { responses } from '../../http/envelope-model'
 import { IssueBody, ModifyBody, ModifyData, ModifyParams, PolicyData } from './model'
 import { issuePolicy, modifyPolicy, type Caller } from './service'
@@ -14,7 +13,7 @@ const REPLAYED = { 'idempotent-replayed': 'true' }
 const caller = (sandbox: RequestState, request: Request): Caller => ({
   session: sandbox.session!,
   requestId: sandbox.requestId,
-  idempotencyKey: idempotencyKey(request.headers),
+  headers: request.headers,
 })
 
 export function policyRoutes(pipeline: Pipeline, services: Services) {

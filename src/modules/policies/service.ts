@@ -11,7 +11,7 @@ import type { Quote, Source } from '../../storage/quotes'
 import type { Services } from '../../services'
 import type { InsurerAdapter } from '../insurer/adapter'
 import { premiumInPaise, toAmount, toMinorUnits, type Plan } from '../plans/pricing'
-import { commitOnce, earlierAnswer, fingerprint, upstreamKey } from './idempotency'
+import { commitOnce, earlierAnswer, fingerprint, idempotencyKey, upstreamKey } from './idempotency'
 import type { IssueRequest, ModifyRequest } from './model'
 import { applyScenario, checkScenarioFields } from './scenarios'
 
@@ -29,7 +29,7 @@ export interface Answer<T> {
 export interface Caller {
   session: { id: number; ref: string }
   requestId: string
-  idempotencyKey: string | undefined
+  headers: Headers
 }
 
 /** The insurer for a UAT-sourced plan or policy; without a gateway it cannot be reached. */
@@ -40,14 +40,15 @@ function insurerOf(services: Services): InsurerAdapter {
 
 export async function issuePolicy(services: Services, caller: Caller, request: IssueRequest) {
   checkTripRequest(request, todayDayNumber(services.clock()), new Set(Object.keys(services.catalogue.currencies)))
-  const { session, idempotencyKey: key } = caller
+  const { session } = caller
+  const key = idempotencyKey(caller.headers)
   const print = fingerprint('issue', request)
   const earlier = earlierAnswer<Answer<ReturnType<typeof issuedPayload>>>(services, session.id, key, print)
   if (earlier) return earlier
   const quote = matchingQuote(services, session.id, request)
   const upstream = quote.source === 'uat_gateway'
     ? await insurerOf(services).issue(
-      { quoteRef: quote.upstreamRef!, trip: request.trip, ages: quote.ages },
+      { quoteRef: quote.upstreamRef!, trip: request.trip, ages: quote.ages, currency: quote.currency },
       { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, 'issue') },
     )
     : null
@@ -123,7 +124,8 @@ function findPolicy(services: Services, sessionId: number, ref: string): PolicyR
 
 export async function modifyPolicy(services: Services, caller: Caller, ref: string, request: ModifyRequest) {
   checkScenarioFields(request)
-  const { session, idempotencyKey: key } = caller
+  const { session } = caller
+  const key = idempotencyKey(caller.headers)
   const print = fingerprint(`modify ${ref}`, request)
   const earlier = earlierAnswer<Answer<ReturnType<typeof endorse>>>(services, session.id, key, print)
   if (earlier) return earlier
