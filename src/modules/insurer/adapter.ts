@@ -46,16 +46,18 @@ const FAULTS: Record<string, (field: string) => ApiError> = {
 export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: ClientDeps): InsurerAdapter {
   const client = insurerClient(config, deps)
 
-  /** Posts and checks the answer's shape; maps the insurer's faults to contract errors. */
-  /** `field`: the request field an insurer refusal is about (issue, endorse); a search has none. */
+  /**
+   * Posts and checks the answer's shape. `field` is the request field an insurer refusal is about
+   * (issue, endorse): known refusals become contract errors there; a search has none.
+   */
   async function call<T>(path: string, body: unknown, schema: Parameters<typeof Value.Check>[0], meta: InsurerCall, field?: string): Promise<T> {
     let answer: unknown
     try {
       answer = await client.post(path, body, meta)
     } catch (error) {
       if (!(error instanceof InsurerFault)) throw error
-      const known = field && error.faultCode ? FAULTS[error.faultCode] : undefined
-      if (known) throw known(field!)
+      const known = error.faultCode ? FAULTS[error.faultCode] : undefined
+      if (field && known) throw known(field)
       throw client.invalid(meta, `refused with HTTP ${error.status}`)
     }
     if (!Value.Check(schema, answer)) throw client.invalid(meta, `answer does not follow the protocol at ${[...Value.Errors(schema, answer)][0]?.path}`)
