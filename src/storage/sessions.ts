@@ -14,7 +14,12 @@ export function sessionStore(db: SqliteDriver) {
   const insert = db.prepare<{ id: number }>(
     'INSERT INTO sessions (ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?) RETURNING id',
   )
+  const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ?')
   return {
+    /** Whether the session still runs: for writes that follow a slow insurer call. */
+    isLive(id: number, now: number): boolean {
+      return live.get(id, now) !== undefined
+    },
     findByTokenHash(tokenHash: string): SessionRow | undefined {
       const row = byTokenHash.get(tokenHash)
       return row && { id: row.id, ref: row.ref, expiresAt: row.expires_at }

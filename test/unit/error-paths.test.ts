@@ -58,3 +58,37 @@ describe('check order', () => {
     expect(answer.body.error.code).toBe('trip_too_long')
   })
 })
+
+describe('a session that ends while the insurer answers', () => {
+  test('gets no policy written into it: session_expired, nothing stored', async () => {
+    let now = Date.parse('2026-11-22T10:00:00.000Z')
+    const priced = (await import('../../src/modules/plans/pricing')).priceCatalogue
+    const catalogue = (await import('../../src/modules/plans/catalogue')).loadCatalogue()
+    const insurer = {
+      breakerState: () => 'closed' as const,
+      search: async (request: { trip: any; ages: number[]; currency: string }) =>
+        priced(catalogue, request.trip, request.ages, request.currency).map((plan) => ({ ...plan, upstreamRef: 'ACMQ-1' })),
+      issue: async () => {
+        now += 2 * 3_600_000 // the insurer takes longer than the session has left
+        return { upstreamRef: 'ACME-UAT-1', premiumMinor: 100 }
+      },
+      endorse: async () => ({ premiumMinor: 100 }),
+    }
+    const services = createServices({ db: openBunSqlite(':memory:'), config: loadConfig({}), clock: () => now, log: () => {}, insurer })
+    const app = createApp(services)
+    const post = (path: string, body: unknown, cookie?: string) =>
+      app.handle(new Request(`http://localhost/api/sandbox/${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(cookie && { cookie }) },
+        body: JSON.stringify(body),
+      }))
+    const trip = tripFrom(now, 3, 5)
+    const search = await post('plans/search', { trip, travellers: [{ age: 30 }] })
+    const cookie = search.headers.getSetCookie()[0]!.split(';')[0]!
+    const plan = ((await search.json()) as any).data.plans[0].plan_id
+    const issued = await post('policy/new', { plan_id: plan, trip, travellers: [{ age: 30 }] }, cookie)
+    expect(issued.status).toBe(401)
+    expect(((await issued.json()) as any).error.code).toBe('session_expired')
+    expect(services.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM policies').get()!.n).toBe(0)
+  })
+})

@@ -32,6 +32,16 @@ export interface Caller {
   headers: Headers
 }
 
+/**
+ * After an insurer call the session may have ended: nothing is written into it then, or the sweep,
+ * which has already passed it, would never delete it.
+ */
+function stillLive(services: Services, sessionId: number): void {
+  if (!services.sessions.isLive(sessionId, services.clock())) {
+    throw new ApiError('session_expired', 'This session ended while the insurer answered. Start a new session.')
+  }
+}
+
 /** The insurer for a UAT-sourced plan or policy; without a gateway it cannot be reached. */
 function insurerOf(services: Services): InsurerAdapter {
   if (!services.insurer) throw new ApiError('upstream_unavailable', 'This plan or policy came from the test insurer, and no gateway is configured.', undefined, 60)
@@ -53,6 +63,7 @@ export async function issuePolicy(services: Services, caller: Caller, request: I
     )
     : null
   return commitOnce(services, session.id, key, print, () => {
+    if (upstream) stillLive(services, session.id)
     const now = services.clock()
     const policy = services.policies.insert({
       sessionId: session.id,
@@ -139,6 +150,7 @@ export async function modifyPolicy(services: Services, caller: Caller, ref: stri
     : null
   // Applied again to the policy as it is now, in the transaction that writes it.
   return commitOnce(services, session.id, key, print, () => {
+    if (upstream) stillLive(services, session.id)
     const current = findPolicy(services, session.id, ref)
     return { mode: current.source, data: endorse(services, current, request, upstream?.premiumMinor) }
   })
