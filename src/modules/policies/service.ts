@@ -141,19 +141,31 @@ export async function modifyPolicy(services: Services, caller: Caller, ref: stri
   const earlier = earlierAnswer<Answer<ReturnType<typeof endorse>>>(services, session.id, key, print)
   if (earlier) return earlier
   const policy = findPolicy(services, session.id, ref)
-  const correction = applyScenario(policy, request)
-  const upstream = policy.source === 'uat_gateway'
-    ? await insurerOf(services).endorse(
-      { upstreamRef: policy.upstreamRef!, scenario: request.scenario, value: Object.values(correction.changes)[0]!.to },
-      { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, `modify ${ref}`) },
-    )
-    : null
-  // Applied again to the policy as it is now, in the transaction that writes it.
+  const upstream = policy.source === 'uat_gateway' ? await endorseUpstream(services, caller, policy, request, key, print) : null
+  // The scenario is applied to the policy as it is now, in the transaction that writes it.
   return commitOnce(services, session.id, key, print, () => {
     if (upstream) stillLive(services, session.id)
     const current = findPolicy(services, session.id, ref)
     return { mode: current.source, data: endorse(services, current, request, upstream?.premiumMinor) }
   })
+}
+
+/**
+ * Asks the insurer to endorse the correction, once it is known to apply. A repeat whose first answer
+ * was committed meanwhile (another process) finds the policy already corrected: it replays instead.
+ */
+async function endorseUpstream(services: Services, caller: Caller, policy: PolicyRecord, request: ModifyRequest, key: string | undefined, print: string) {
+  let correction: ReturnType<typeof applyScenario>
+  try {
+    correction = applyScenario(policy, request)
+  } catch (error) {
+    if (earlierAnswer(services, caller.session.id, key, print)) return null
+    throw error
+  }
+  return insurerOf(services).endorse(
+    { upstreamRef: policy.upstreamRef!, scenario: request.scenario, value: Object.values(correction.changes)[0]!.to },
+    { requestId: caller.requestId, idempotencyKey: upstreamKey(caller.session.ref, key, `modify ${policy.ref}`) },
+  )
 }
 
 /** The premium of a simulated policy after a correction, or `scenario_not_applicable`. */
