@@ -48,6 +48,8 @@ export type SandboxApp = ReturnType<typeof createApp>
 export interface Runtime extends AppOptions {
   /** False in the extra processes of a multi-process server: one process sweeps for all. */
   sweeps?: boolean
+  /** Runs after the last request and before the WAL is checkpointed and the database closed. */
+  beforeFinalCheckpoint?: () => Promise<void>
   openDatabase(path: string): SqliteDriver
   /** Starts serving; `stop` stops accepting and resolves once in-flight requests are done. */
   serve(app: SandboxApp, config: Config, services: Services): { url: string; stop(): Promise<void> }
@@ -105,6 +107,7 @@ export function start(runtime: Runtime, env: Record<string, string | undefined>,
     if ((await Promise.race([server.stop(), graceOver])) === 'grace over') {
       console.error(logLine({ level: 'warn', msg: 'shutdown grace period over; closing with requests still open' }))
     }
+    await runtime.beforeFinalCheckpoint?.()
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     db.close()
     console.log(logLine({ level: 'info', msg: 'stopped', signal }))

@@ -1,21 +1,36 @@
 /**
  * @module A Bun worker thread that checkpoints the WAL of the database the server uses, so that
  * copying pages back and the fsync that follows never run inside a request's commit.
- * Started by the Bun entry (`startCheckpointer`), which turns SQLite's automatic checkpoint down to
- * a safety net.
+ * Started by the Bun entry, which turns SQLite's automatic checkpoint down to a safety net, and
+ * stopped before the final checkpoint at shutdown (two checkpointers cannot run at once).
  */
 import { Database } from 'bun:sqlite'
 
-declare const self: { onmessage: ((event: MessageEvent<{ path: string; everyMs: number }>) => void) | null }
+type Message = { start: { path: string; everyMs: number } } | { stop: true }
+
+declare const self: {
+  onmessage: ((event: MessageEvent<Message>) => void) | null
+  postMessage(message: 'stopped'): void
+}
+
+let db: Database | null = null
+let timer: ReturnType<typeof setInterval> | undefined
 
 self.onmessage = ({ data }) => {
-  const db = new Database(data.path)
-  db.exec('PRAGMA busy_timeout = 5000')
-  setInterval(() => {
-    try {
-      db.exec('PRAGMA wal_checkpoint(PASSIVE)')
-    } catch {
-      // busy or failing storage: the next tick tries again, and SQLite's own checkpoint remains
-    }
-  }, data.everyMs)
+  if ('start' in data) {
+    db = new Database(data.start.path)
+    db.exec('PRAGMA busy_timeout = 5000')
+    timer = setInterval(() => {
+      try {
+        db?.exec('PRAGMA wal_checkpoint(PASSIVE)')
+      } catch {
+        // busy or failing storage: the next tick tries again, and SQLite's own checkpoint remains
+      }
+    }, data.start.everyMs)
+    return
+  }
+  clearInterval(timer)
+  db?.close()
+  db = null
+  self.postMessage('stopped')
 }
