@@ -4,7 +4,7 @@
  */
 import { immediate, type SqliteDriver } from './driver'
 
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: string[] = [
   `
   CREATE TABLE sessions (
     id          INTEGER PRIMARY KEY,
@@ -79,6 +79,31 @@ const MIGRATIONS: string[] = [
   ALTER TABLE quotes ADD COLUMN upstream_ref TEXT;
   ALTER TABLE policies ADD COLUMN source TEXT NOT NULL DEFAULT 'simulation';
   ALTER TABLE policies ADD COLUMN upstream_ref TEXT;
+  `,
+  // 3: rate hits grouped per key and millisecond, with a running total per key, so that a check
+  // reads one row instead of counting every hit in the window (costly at high limits).
+  // The sweep walks rate_counters by key, so no index on time is kept up to date on every request.
+  `
+  ALTER TABLE rate_hits RENAME TO rate_hits_v1;
+  DROP INDEX rate_hits_by_key;
+  DROP INDEX rate_hits_by_time;
+  CREATE TABLE rate_hits (
+    key  TEXT    NOT NULL,
+    at   INTEGER NOT NULL,
+    hits INTEGER NOT NULL,
+    PRIMARY KEY (key, at)
+  ) WITHOUT ROWID;
+  INSERT INTO rate_hits (key, at, hits) SELECT key, at, COUNT(*) FROM rate_hits_v1 GROUP BY key, at;
+  DROP TABLE rate_hits_v1;
+  -- A key's hits in rate_hits (some may have left the window until pruned), and when the oldest
+  -- and the newest of them were admitted.
+  CREATE TABLE rate_counters (
+    key    TEXT    PRIMARY KEY,
+    used   INTEGER NOT NULL,
+    oldest INTEGER NOT NULL,
+    newest INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO rate_counters (key, used, oldest, newest) SELECT key, SUM(hits), MIN(at), MAX(at) FROM rate_hits GROUP BY key;
   `,
 ]
 

@@ -26,10 +26,17 @@ export function quoteStore(db: SqliteDriver) {
      ON CONFLICT (session_id, plan_id) DO UPDATE SET plan = excluded.plan, source = excluded.source, upstream_ref = excluded.upstream_ref
      WHERE source IS NOT excluded.source OR upstream_ref IS NOT excluded.upstream_ref`,
   )
+  const recorded = db.prepare<{ recorded: number }>(
+    'SELECT 1 AS recorded FROM quotes WHERE session_id = ? AND plan_id = ? AND source IS ? AND upstream_ref IS ?',
+  )
   const byPlanId = db.prepare<{ trip: string; ages: string; currency: string; plan: string; source: Source; upstream_ref: string | null }>(
     'SELECT trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
   )
   return {
+    /** The quotes this session has not been given yet, or not from the same source: what `save` would change. */
+    unsaved(sessionId: number, quotes: Quote[]): Quote[] {
+      return quotes.filter((quote) => !recorded.get(sessionId, quote.planId, quote.source, quote.upstreamRef))
+    },
     save(sessionId: number, quotes: Quote[]): void {
       for (const quote of quotes) {
         insert.run(sessionId, quote.planId, JSON.stringify(quote.trip), JSON.stringify(quote.ages), quote.currency,

@@ -1,21 +1,58 @@
 /**
- * @module Fair-use counters in SQLite: one row per admitted request per counter key. The check and
- * the count run in one `BEGIN IMMEDIATE` transaction, so parallel requests, from this process or
- * another sharing the file, never admit more than the limit.
+ * @module Fair-use counters in SQLite. Each key keeps its admitted requests per millisecond
+ * (`rate_hits`) and a running total with its oldest hit (`rate_counters`), so a check is one row
+ * read while no hit has left the window, and a few index seeks once one has, whatever the limit.
+ * The check and the count run in one `BEGIN IMMEDIATE` transaction, so parallel requests, from
+ * this process or another sharing the file, never admit more than the limit.
  */
 import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../domain/rate-window'
 import { immediate, type SqliteDriver } from './driver'
 
-export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
-  const read = db.prepare<{ used: number; oldest: number | null }>(
-    'SELECT COUNT(*) AS used, MIN(at) AS oldest FROM rate_hits WHERE key = ? AND at > ?',
+/** A counter's hits inside the window, and how many recorded ones have left it but are not yet pruned. */
+type Reading = CounterReading & { stale: number }
+
+const EMPTY: Reading = { used: 0, oldestAt: null, stale: 0 }
+
+/** Reading and pruning counters, shared by the rate check and the sweep. */
+function counterStatements(db: SqliteDriver, windowMs: number) {
+  const counter = db.prepare<{ used: number; oldest: number }>('SELECT used, oldest FROM rate_counters WHERE key = ?')
+  // Only once the oldest hit has left the window: how many have, and which is the oldest now.
+  const leftWindow = db.prepare<{ stale: number; oldest: number | null }>(
+    `SELECT (SELECT SUM(hits) FROM rate_hits WHERE key = ? AND at <= ?) AS stale,
+            (SELECT at FROM rate_hits WHERE key = ? AND at > ? ORDER BY at LIMIT 1) AS oldest`,
   )
-  const record = db.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
-  const readings = (keys: string[], now: number): CounterReading[] =>
-    keys.map((key) => {
-      const row = read.get(key, now - policy.windowMs)!
-      return { used: row.used, oldestAt: row.oldest }
-    })
+  const dropStale = db.prepare('DELETE FROM rate_hits WHERE key = ? AND at <= ?')
+
+  return {
+    read(key: string, now: number): Reading {
+      const row = counter.get(key)
+      if (!row) return EMPTY
+      const cutoff = now - windowMs
+      if (row.oldest > cutoff) return { used: row.used, oldestAt: row.oldest, stale: 0 }
+      const { stale, oldest } = leftWindow.get(key, cutoff, key, cutoff)!
+      return { used: row.used - stale, oldestAt: oldest, stale }
+    },
+    /** Deletes the hits a reading found stale; the caller then writes the counter's new total. */
+    prune(key: string, reading: Reading, now: number): void {
+      if (reading.stale > 0) dropStale.run(key, now - windowMs)
+    },
+  }
+}
+
+export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
+  const counters = counterStatements(db, policy.windowMs)
+  const record = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1) ON CONFLICT (key, at) DO UPDATE SET hits = hits + 1')
+  const total = db.prepare(
+    `INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)
+     ON CONFLICT (key) DO UPDATE SET used = excluded.used, oldest = excluded.oldest, newest = excluded.newest`,
+  )
+  const readAll = (keys: string[], now: number) => keys.map((key) => counters.read(key, now))
+
+  function count(key: string, reading: Reading, now: number) {
+    counters.prune(key, reading, now)
+    record.run(key, now)
+    total.run(key, reading.used + 1, reading.oldestAt ?? now, now)
+  }
 
   return {
     /**
@@ -26,21 +63,57 @@ export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
     admit<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
       // A refusal writes nothing, and hits only leave the window as time passes: a read outside
       // the write lock is already exact for it, so the 429 path never waits for the lock.
-      const early = decide(readings(keys, now), policy, now)
+      const early = decide(readAll(keys, now), policy, now)
       if (!early.admitted) return { status: early }
       return immediate(db, () => {
-        const status = decide(readings(keys, now), policy, now)
+        const readings = readAll(keys, now)
+        const status = decide(readings, policy, now)
         if (!status.admitted) return { status }
         const { admitted, newKey } = onAdmit()
-        for (const key of newKey ? [...keys, newKey] : keys) record.run(key, now)
+        readings.forEach((reading, i) => count(keys[i]!, reading, now))
+        if (newKey) count(newKey, EMPTY, now)
         return { status, admitted }
       })
     },
     /** The allowance left on these keys, counting nothing. */
     peek(keys: string[], now: number): RateStatus {
-      return peek(readings(keys, now), policy, now)
+      return peek(readAll(keys, now), policy, now)
     },
   }
 }
 
 export type RateLimitStore = ReturnType<typeof rateLimitStore>
+
+/**
+ * The sweep's part: tidies one page of counters in key order, after `after`. A key whose hits have
+ * all left the window is forgotten; the others lose the hits that have. Answers how many hits went
+ * and where the next page starts (null when this page was the last).
+ */
+export function rateCounterTidier(db: SqliteDriver, windowMs: number) {
+  const counters = counterStatements(db, windowMs)
+  const page = db.prepare<{ key: string; used: number; oldest: number; newest: number }>(
+    'SELECT key, used, oldest, newest FROM rate_counters WHERE key > ? ORDER BY key LIMIT ?',
+  )
+  const setTotal = db.prepare('UPDATE rate_counters SET used = ?, oldest = ? WHERE key = ?')
+  const forgetHits = db.prepare('DELETE FROM rate_hits WHERE key = ?')
+  const forgetCounter = db.prepare('DELETE FROM rate_counters WHERE key = ?')
+
+  return function tidy(after: string, size: number, now: number): { hitsDeleted: number; next: string | null } {
+    const cutoff = now - windowMs
+    const rows = page.all(after, size)
+    let hitsDeleted = 0
+    for (const { key, used, oldest, newest } of rows) {
+      if (newest <= cutoff) {
+        forgetHits.run(key)
+        forgetCounter.run(key)
+        hitsDeleted += used
+      } else if (oldest <= cutoff) {
+        const reading = counters.read(key, now)
+        counters.prune(key, reading, now)
+        setTotal.run(reading.used, reading.oldestAt, key)
+        hitsDeleted += reading.stale
+      }
+    }
+    return { hitsDeleted, next: rows.length < size ? null : rows.at(-1)!.key }
+  }
+}

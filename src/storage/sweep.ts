@@ -4,6 +4,7 @@
  * still gets `session_expired`; lookups never depend on the sweep having run.
  */
 import { immediate, type SqliteDriver } from './driver'
+import { rateCounterTidier } from './rate-limits'
 
 export const TOMBSTONE_MS = 24 * 60 * 60 * 1000
 /**
@@ -25,20 +26,26 @@ export function sweeper(db: SqliteDriver, windowMs: number, withHeadroom: <T>(wo
   const forget = db.prepare(
     'DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purged = 1 AND expires_at <= ? LIMIT ?)',
   )
-  const staleHits = db.prepare('DELETE FROM rate_hits WHERE rowid IN (SELECT rowid FROM rate_hits WHERE at <= ? LIMIT ?)')
+  const tidyCounters = rateCounterTidier(db, windowMs)
+  // Rate counters are walked in key order, one page a batch; '' starts a new pass.
+  let counterCursor = ''
 
-  /** One bounded batch of each kind, in one short transaction. */
-  function batch(now: number): SweepResult {
+  /** One bounded batch of each kind, in one short transaction; `done` once nothing is left. */
+  function batch(now: number): SweepResult & { done: boolean } {
     return withHeadroom(() => immediate(db, () => {
       const ids = expired.all(now, BATCH)
       for (const { id } of ids) {
         for (const statement of owned) statement.run(id)
         markPurged.run(id)
       }
+      const forgotten = forget.run(now - TOMBSTONE_MS, BATCH).changes
+      const tidied = tidyCounters(counterCursor, BATCH * 10, now)
+      counterCursor = tidied.next ?? ''
       return {
         sessionsPurged: ids.length,
-        sessionsForgotten: forget.run(now - TOMBSTONE_MS, BATCH).changes,
-        rateHitsDeleted: staleHits.run(now - windowMs, BATCH * 10).changes,
+        sessionsForgotten: forgotten,
+        rateHitsDeleted: tidied.hitsDeleted,
+        done: ids.length < BATCH && forgotten < BATCH && tidied.next === null,
       }
     }))
   }
@@ -47,11 +54,11 @@ export function sweeper(db: SqliteDriver, windowMs: number, withHeadroom: <T>(wo
   async function sweep(now: number): Promise<SweepResult> {
     const total: SweepResult = { sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 }
     for (;;) {
-      const done = batch(now)
-      total.sessionsPurged += done.sessionsPurged
-      total.sessionsForgotten += done.sessionsForgotten
-      total.rateHitsDeleted += done.rateHitsDeleted
-      if (done.sessionsPurged < BATCH && done.sessionsForgotten < BATCH && done.rateHitsDeleted < BATCH * 10) return total
+      const swept = batch(now)
+      total.sessionsPurged += swept.sessionsPurged
+      total.sessionsForgotten += swept.sessionsForgotten
+      total.rateHitsDeleted += swept.rateHitsDeleted
+      if (swept.done) return total
       await new Promise((resolve) => setTimeout(resolve, 0))
     }
   }

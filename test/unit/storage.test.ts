@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { SqliteDriver } from '../../src/storage/driver'
 import { openBunSqlite } from '../../src/storage/drivers/bun-sqlite'
 import { idempotencyStore } from '../../src/storage/idempotency'
-import { SCHEMA_VERSION, migrate } from '../../src/storage/migrations'
+import { MIGRATIONS, SCHEMA_VERSION, migrate } from '../../src/storage/migrations'
 import { policyStore } from '../../src/storage/policies'
 import { quoteStore } from '../../src/storage/quotes'
 import { rateLimitStore } from '../../src/storage/rate-limits'
@@ -34,6 +34,23 @@ afterEach(() => {
 const count = (table: string, where = '1', ...params: (string | number)[]) =>
   db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get(...params)!.n
 
+/** Hits recorded for a key (or all keys); the key's running total must agree with them. */
+function hits(key?: string): number {
+  const where = key === undefined ? '1' : 'key = ?'
+  const params = key === undefined ? [] : [key]
+  const recorded = db.prepare<{ n: number | null }>(`SELECT SUM(hits) AS n FROM rate_hits WHERE ${where}`).get(...params)!.n ?? 0
+  const total = db.prepare<{ n: number | null }>(`SELECT SUM(used) AS n FROM rate_counters WHERE ${where}`).get(...params)!.n ?? 0
+  expect(total).toBe(recorded)
+  return recorded
+}
+
+/** Hits as an older build or a long-idle key leaves them: one per instant, with the key's total. */
+function seedHits(key: string, instants: number[]) {
+  const hit = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1)')
+  for (const at of instants) hit.run(key, at)
+  db.prepare('INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)').run(key, instants.length, Math.min(...instants), Math.max(...instants))
+}
+
 describe('migrations', () => {
   test('set user_version to the schema version', () => {
     expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(1)
@@ -51,6 +68,20 @@ describe('migrations', () => {
     expect(tables()).toEqual(before)
     expect(count('sessions')).toBe(1)
     expect(db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
+  })
+
+  test('3 keeps the rate hits of a version-2 file: a restart after an upgrade resets no counter', () => {
+    const old = join(dir, 'v2.db')
+    const v2 = openBunSqlite(old)
+    for (const sql of MIGRATIONS.slice(0, 2)) v2.exec(sql)
+    v2.exec('PRAGMA user_version = 2')
+    const hit = v2.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
+    for (const at of [T0, T0, T0 + 1]) hit.run('n:net', at)
+    migrate(v2)
+    const rates = rateLimitStore(v2, { limit: 5, windowMs: WINDOW_MS })
+    expect(rates.peek(['n:net'], T0 + 2)).toMatchObject({ remaining: 2, resetAt: T0 + WINDOW_MS })
+    expect(rates.peek(['n:net'], T0 + WINDOW_MS)).toMatchObject({ remaining: 4 })
+    v2.close()
   })
 
   test('refuse a database newer than this build', () => {
@@ -81,8 +112,8 @@ describe('rateLimitStore', () => {
     expect(results.slice(5).every((r) => r.admitted === undefined && !r.status.admitted)).toBe(true)
     expect(admittedCalls).toBe(5)
     expect(results.map((r) => r.status.remaining)).toEqual([4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0])
-    expect(count('rate_hits', 'key = ?', 's:one')).toBe(5)
-    expect(count('rate_hits', 'key = ?', 'n:1.2.3.4')).toBe(5)
+    expect(hits('s:one')).toBe(5)
+    expect(hits('n:1.2.3.4')).toBe(5)
   })
 
   test('two connections sharing the file never admit more than the limit together', () => {
@@ -95,7 +126,7 @@ describe('rateLimitStore', () => {
     }
     other.close()
     expect(admitted).toBe(5)
-    expect(count('rate_hits', 'key = ?', 'n:shared')).toBe(5)
+    expect(hits('n:shared')).toBe(5)
   })
 
   test('several processes sharing the file never admit more than the limit together', async () => {
@@ -106,7 +137,7 @@ describe('rateLimitStore', () => {
     const admitted = await Promise.all(children.map(async (child) => Number((await new Response(child.stdout).text()).trim())))
     expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0, 0, 0])
     expect(admitted.reduce((a, b) => a + b, 0)).toBe(7)
-    expect(count('rate_hits', 'key = ?', 'n:shared')).toBe(7)
+    expect(hits('n:shared')).toBe(7)
   })
 
   test('a full network counter refuses a fresh session, and counts neither', () => {
@@ -114,14 +145,14 @@ describe('rateLimitStore', () => {
     for (let i = 0; i < 5; i++) rates.admit([`s:${i}`, 'n:net'], T0, () => ({ admitted: true }))
     const refused = rates.admit(['s:new', 'n:net'], T0 + 10, () => ({ admitted: true }))
     expect(refused.status.admitted).toBe(false)
-    expect(count('rate_hits', 'key = ?', 's:new')).toBe(0)
-    expect(count('rate_hits', 'key = ?', 'n:net')).toBe(5)
+    expect(hits('s:new')).toBe(0)
+    expect(hits('n:net')).toBe(5)
   })
 
   test('a rollback inside onAdmit records no hit', () => {
     const rates = rateLimitStore(db, policy)
     expect(() => rates.admit(['s:x'], T0, () => { throw new Error('boom') })).toThrow('boom')
-    expect(count('rate_hits')).toBe(0)
+    expect(hits()).toBe(0)
   })
 
   test('the window rolls: the oldest hit stops counting exactly one window later', () => {
@@ -139,6 +170,25 @@ describe('rateLimitStore', () => {
     rates.admit(['k'], T0, () => ({ admitted: true }))
     expect(rates.peek(['k'], T0 + 1)).toMatchObject({ remaining: 4, resetAt: T0 + WINDOW_MS })
     expect(rates.peek(['k'], T0 + 1).remaining).toBe(4)
+    expect(hits()).toBe(1)
+  })
+
+  test('hits that left the window stop counting before they are pruned, and go when the key counts again', () => {
+    const rates = rateLimitStore(db, policy)
+    for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + i, () => ({ admitted: true }))
+    rates.admit(['k'], T0 + 10, () => ({ admitted: true })) // refused: full
+    expect(hits('k')).toBe(5)
+    // Three of the five leave the window; nothing has pruned them yet, and they no longer count.
+    expect(rates.peek(['k'], T0 + WINDOW_MS + 2)).toMatchObject({ remaining: 3, resetAt: T0 + 3 + WINDOW_MS })
+    expect(rates.admit(['k'], T0 + WINDOW_MS + 2, () => ({ admitted: true })).status).toMatchObject({ admitted: true, remaining: 2 })
+    expect(hits('k')).toBe(3)
+  })
+
+  test('requests in the same millisecond each count', () => {
+    const rates = rateLimitStore(db, policy)
+    const statuses = Array.from({ length: 6 }, () => rates.admit(['k'], T0, () => ({ admitted: true })).status)
+    expect(statuses.map((status) => status.admitted)).toEqual([true, true, true, true, true, false])
+    expect(hits('k')).toBe(5)
     expect(count('rate_hits')).toBe(1)
   })
 })
@@ -233,10 +283,9 @@ describe('sweep', () => {
     expect(count('sessions')).toBe(0)
   })
 
-  test('deletes stale rate hits in bounded batches until none is left', async () => {
-    const hits = db.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
+  test('forgets idle rate counters in bounded batches until none is left', async () => {
     db.exec('BEGIN')
-    for (let i = 0; i < 12_000; i++) hits.run(`k${i % 7}`, T0 - WINDOW_MS - i)
+    for (let i = 0; i < 12_000; i++) seedHits(`k${i}`, [T0 - WINDOW_MS - (i % 7)])
     db.exec('COMMIT')
     const { batch, sweep } = sweeper(db, WINDOW_MS)
     const one = batch(T0)
@@ -244,20 +293,18 @@ describe('sweep', () => {
     expect(one.rateHitsDeleted).toBeLessThan(12_000)
     const rest = await sweep(T0)
     expect(one.rateHitsDeleted + rest.rateHitsDeleted).toBe(12_000)
-    expect(count('rate_hits')).toBe(0)
+    expect(hits()).toBe(0)
+    expect(count('rate_counters')).toBe(0)
   })
 
   test('deletes rate hits that left the window and keeps those still in it', async () => {
-    const hits = db.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
-    hits.run('k', T0 - WINDOW_MS - 5_000)
-    hits.run('k', T0 - WINDOW_MS) // left the window exactly now
-    hits.run('k', T0 - WINDOW_MS + 1)
-    hits.run('k', T0)
+    seedHits('k', [T0 - WINDOW_MS - 5_000, T0 - WINDOW_MS /* left the window exactly now */, T0 - WINDOW_MS + 1, T0])
     const result = await sweeper(db, WINDOW_MS).sweep(T0)
     expect(result.rateHitsDeleted).toBe(2)
     expect(db.prepare<{ at: number }>('SELECT at FROM rate_hits ORDER BY at').all().map((r) => r.at)).toEqual([T0 - WINDOW_MS + 1, T0])
+    expect(hits('k')).toBe(2)
     // The sweep agrees with the counter: what it keeps is exactly what still counts.
-    expect(rateLimitStore(db, { limit: 30, windowMs: WINDOW_MS }).peek(['k'], T0).remaining).toBe(28)
+    expect(rateLimitStore(db, { limit: 30, windowMs: WINDOW_MS }).peek(['k'], T0)).toMatchObject({ remaining: 28, resetAt: T0 + 1 })
   })
 })
 

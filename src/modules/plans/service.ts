@@ -21,11 +21,12 @@ export async function searchPlans(services: Services, sessionId: number, request
   const currency = request.currency ?? DEFAULT_CURRENCY
   const ages = agesKey(request.travellers)
   const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, requestId)
-  immediate(db, () =>
-    quotes.save(sessionId, priced.map(({ product, plan, premiumMinor, upstreamRef }) => ({
-      planId: plan.plan_id, product, trip: request.trip, ages, currency, plan, premiumMinor, source, upstreamRef,
-    }))),
-  )
+  const given = priced.map(({ product, plan, premiumMinor, upstreamRef }) => ({
+    planId: plan.plan_id, product, trip: request.trip, ages, currency, plan, premiumMinor, source, upstreamRef,
+  }))
+  // A partner repeating a search changes nothing: reading that costs less than taking the write lock.
+  const unsaved = quotes.unsaved(sessionId, given)
+  if (unsaved.length > 0) immediate(db, () => quotes.save(sessionId, unsaved))
   return { mode: source, data: { trip: request.trip, travellers: request.travellers.length, currency, plans: priced.map(({ plan }) => plan) } }
 }
 
