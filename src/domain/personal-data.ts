@@ -9,7 +9,8 @@ const EXACT = new Set([
   'name', 'firstname', 'lastname', 'fullname', 'givenname', 'middlename', 'familyname', 'surname',
   'dob', 'street', 'postcode', 'zip', 'nationalid', 'pan', 'ssn', 'gender',
 ])
-const CONTAINED = ['email', 'phone', 'mobile', 'telephone', 'passport', 'birth', 'address', 'nominee', 'aadhaar']
+/** Names containing any of these; one pattern is half the cost of a test per word (every body key passes here). */
+const CONTAINED = new RegExp(['email', 'phone', 'mobile', 'telephone', 'passport', 'birth', 'address', 'nominee', 'aadhaar'].join('|'))
 const EMAIL_SHAPE = /[^\s@]+@[^\s@]+\.[^\s@]{2,}/
 const PLAIN_NAME = /^[A-Za-z_ -]{1,64}$/
 
@@ -23,7 +24,7 @@ export function foldName(name: string): string {
 
 export function isPersonalDataName(name: string): boolean {
   const folded = foldName(name)
-  return EXACT.has(folded) || CONTAINED.some((part) => folded.includes(part))
+  return EXACT.has(folded) || CONTAINED.test(folded)
 }
 
 export function looksLikeEmail(value: string): boolean {

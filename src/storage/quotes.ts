@@ -26,8 +26,8 @@ export function quoteStore(db: SqliteDriver) {
      ON CONFLICT (session_id, plan_id) DO UPDATE SET plan = excluded.plan, source = excluded.source, upstream_ref = excluded.upstream_ref
      WHERE source IS NOT excluded.source OR upstream_ref IS NOT excluded.upstream_ref`,
   )
-  const recorded = db.prepare<{ recorded: number }>(
-    'SELECT 1 AS recorded FROM quotes WHERE session_id = ? AND plan_id = ? AND source IS ? AND upstream_ref IS ?',
+  const recorded = db.prepare<{ plan_id: string; source: Source; upstream_ref: string | null }>(
+    'SELECT plan_id, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id IN (SELECT value FROM json_each(?))',
   )
   const byPlanId = db.prepare<{ trip: string; ages: string; currency: string; plan: string; source: Source; upstream_ref: string | null }>(
     'SELECT trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
@@ -35,7 +35,12 @@ export function quoteStore(db: SqliteDriver) {
   return {
     /** The quotes this session has not been given yet, or not from the same source: what `save` would change. */
     unsaved(sessionId: number, quotes: Quote[]): Quote[] {
-      return quotes.filter((quote) => !recorded.get(sessionId, quote.planId, quote.source, quote.upstreamRef))
+      const rows = recorded.all(sessionId, JSON.stringify(quotes.map((quote) => quote.planId)))
+      const saved = new Map(rows.map((row) => [row.plan_id, row]))
+      return quotes.filter((quote) => {
+        const row = saved.get(quote.planId)
+        return row?.source !== quote.source || row.upstream_ref !== quote.upstreamRef
+      })
     },
     save(sessionId: number, quotes: Quote[]): void {
       for (const quote of quotes) {

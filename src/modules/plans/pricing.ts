@@ -36,9 +36,12 @@ function ageFactor(catalogue: Catalogue, age: number): number {
 
 /** Premium in paise, or null when the plan does not cover this trip or one of these ages. */
 export function premiumInPaise(catalogue: Catalogue, definition: PlanDefinition, trip: Trip, ages: number[]): number | null {
-  const dailyRate = definition.daily_rate_inr[regionOf(catalogue, trip)]
+  return premiumFor(catalogue, definition, regionOf(catalogue, trip), coverDays(trip), ages)
+}
+
+function premiumFor(catalogue: Catalogue, definition: PlanDefinition, region: string, days: number, ages: number[]): number | null {
+  const dailyRate = definition.daily_rate_inr[region]
   if (dailyRate === undefined || ages.some((age) => age > definition.max_age)) return null
-  const days = coverDays(trip)
   const travellers = ages.reduce((sum, age) => sum + Math.round(dailyRate * 100 * days * ageFactor(catalogue, age)), 0)
   return travellers + Math.round(definition.policy_fee_inr * 100)
 }
@@ -63,8 +66,10 @@ export function planId(product: string, trip: Trip, ages: number[], currency: st
 /** Every plan that fits, cheapest first, ties broken by plan_id. `ages` must be sorted. */
 export function priceCatalogue(catalogue: Catalogue, trip: Trip, ages: number[], currency: string): PricedPlan[] {
   const priced: PricedPlan[] = []
+  const region = regionOf(catalogue, trip)
+  const days = coverDays(trip)
   for (const definition of catalogue.plans) {
-    const paise = premiumInPaise(catalogue, definition, trip, ages)
+    const paise = premiumFor(catalogue, definition, region, days, ages)
     if (paise === null) continue
     const premiumMinor = toMinorUnits(catalogue, paise, currency)
     priced.push({
