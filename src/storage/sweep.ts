@@ -50,16 +50,20 @@ export function sweeper(db: SqliteDriver, windowMs: number, withHeadroom: <T>(wo
     }))
   }
 
-  /** Sweeps until nothing is left, yielding to requests between batches. */
+  /** Sweeps until nothing is left, resting between batches so that requests go first. */
   async function sweep(now: number): Promise<SweepResult> {
     const total: SweepResult = { sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 }
     for (;;) {
+      const started = performance.now()
       const swept = batch(now)
       total.sessionsPurged += swept.sessionsPurged
       total.sessionsForgotten += swept.sessionsForgotten
       total.rateHitsDeleted += swept.rateHitsDeleted
       if (swept.done) return total
-      await new Promise((resolve) => setTimeout(resolve, 0))
+      // Rest as long as the batch ran: the sweep takes at most half of the process's time, and the
+      // WAL it writes grows no faster than the checkpointer copies it back (bench/run.ts: the
+      // worst request during a sweep of 30,000 sessions on disk 105 → 80 ms).
+      await new Promise((resolve) => setTimeout(resolve, performance.now() - started))
     }
   }
 
