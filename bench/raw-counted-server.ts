@@ -1,0 +1,34 @@
+/**
+ * A second reference for bench/run.ts: the raw server of raw-server.ts plus the one thing the
+ * contract makes every admitted request do, counting it in SQLite against its session and its
+ * network (the project's own rateLimitStore and schema, on a file in WAL mode). The gap between the
+ * two is the price of that write on this machine; the sandbox cannot be faster than this one.
+ *
+ *   PORT=4000 HOST=127.0.0.1 BENCH_BODY_FILE=answer.json SANDBOX_DB_PATH=counted.db bun bench/raw-counted-server.ts
+ */
+import { readFileSync } from 'node:fs'
+import { openBunSqlite } from '../src/storage/drivers/bun-sqlite'
+import { migrate } from '../src/storage/migrations'
+import { rateLimitStore } from '../src/storage/rate-limits'
+
+const body = readFileSync(process.env.BENCH_BODY_FILE ?? '/dev/null')
+const headers = { 'content-type': 'application/json;charset=utf-8' }
+const db = openBunSqlite(process.env.SANDBOX_DB_PATH ?? 'counted.db')
+migrate(db)
+const rates = rateLimitStore(db, { limit: 1_000_000_000, windowMs: 600_000 })
+const server = Bun.serve({
+  port: Number(process.env.PORT ?? 4000),
+  hostname: process.env.HOST ?? '127.0.0.1',
+  fetch(request) {
+    // wrk gives each connection its own X-Forwarded-For: one session and one network per connection.
+    const partner = request.headers.get('x-forwarded-for') ?? 'unknown'
+    rates.admit([`s:${partner}`, `n:${partner}`], Date.now(), () => ({ admitted: true }))
+    return new Response(body, { headers })
+  },
+})
+console.log(JSON.stringify({ msg: 'listening', url: server.url.toString(), body_bytes: body.length }))
+process.on('SIGTERM', () => {
+  server.stop(true)
+  db.close()
+  process.exit(0)
+})
