@@ -13,8 +13,13 @@ import { rateLimitStore } from '../src/storage/rate-limits'
 
 const body = readFileSync(process.env.BENCH_BODY_FILE ?? '/dev/null')
 const headers = { 'content-type': 'application/json;charset=utf-8' }
-const db = openBunSqlite(process.env.SANDBOX_DB_PATH ?? 'counted.db')
+const path = process.env.SANDBOX_DB_PATH ?? 'counted.db'
+const db = openBunSqlite(path)
 migrate(db)
+// Checkpoints in a worker thread, as the Bun entry (src/server.bun.ts) runs them.
+db.exec('PRAGMA wal_autocheckpoint = 10000')
+const checkpointer = new Worker(new URL('../src/storage/drivers/bun-checkpointer.ts', import.meta.url).href)
+checkpointer.postMessage({ start: { path, everyMs: 200 } })
 const rates = rateLimitStore(db, { limit: 1_000_000_000, windowMs: 600_000 })
 const server = Bun.serve({
   port: Number(process.env.PORT ?? 4000),
@@ -29,6 +34,7 @@ const server = Bun.serve({
 console.log(JSON.stringify({ msg: 'listening', url: server.url.toString(), body_bytes: body.length }))
 process.on('SIGTERM', () => {
   server.stop(true)
+  checkpointer.terminate()
   db.close()
   process.exit(0)
 })
