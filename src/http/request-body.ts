@@ -49,6 +49,7 @@ async function readDeclared(request: Request): Promise<Uint8Array> {
   try {
     const body = await Promise.race([request.arrayBuffer(), expired])
     if (body === 'expired') throw tooSlow()
+    if (body.byteLength > MAX_BODY_BYTES) throw tooLarge() // a length header the runtime read otherwise
     return new Uint8Array(body)
   } finally {
     clear()

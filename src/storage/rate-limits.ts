@@ -15,22 +15,23 @@ const EMPTY: Reading = { used: 0, oldestAt: null, stale: 0 }
 
 /** Reading and pruning counters, shared by the rate check and the sweep. */
 function counterStatements(db: SqliteDriver, windowMs: number) {
-  const counter = db.prepare<{ used: number; oldest: number }>('SELECT used, oldest FROM rate_counters WHERE key = ?')
-  // Only once the oldest hit has left the window: how many have, and which is the oldest now.
-  const leftWindow = db.prepare<{ stale: number; oldest: number | null }>(
-    `SELECT (SELECT SUM(hits) FROM rate_hits WHERE key = ? AND at <= ?) AS stale,
-            (SELECT at FROM rate_hits WHERE key = ? AND at > ? ORDER BY at LIMIT 1) AS oldest`,
+  // One statement, so one snapshot even outside a transaction: another process may prune the key
+  // at any moment. The hits are looked at only once the oldest has left the window.
+  const read = db.prepare<{ used: number; stale: number; oldest: number | null }>(
+    `SELECT used,
+       CASE WHEN oldest > ? THEN 0
+            ELSE (SELECT COALESCE(SUM(h.hits), 0) FROM rate_hits h WHERE h.key = c.key AND h.at <= ?) END AS stale,
+       CASE WHEN oldest > ? THEN oldest
+            ELSE (SELECT h.at FROM rate_hits h WHERE h.key = c.key AND h.at > ? ORDER BY h.at LIMIT 1) END AS oldest
+     FROM rate_counters c WHERE c.key = ?`,
   )
   const dropStale = db.prepare('DELETE FROM rate_hits WHERE key = ? AND at <= ?')
 
   return {
     read(key: string, now: number): Reading {
-      const row = counter.get(key)
-      if (!row) return EMPTY
       const cutoff = now - windowMs
-      if (row.oldest > cutoff) return { used: row.used, oldestAt: row.oldest, stale: 0 }
-      const { stale, oldest } = leftWindow.get(key, cutoff, key, cutoff)!
-      return { used: row.used - stale, oldestAt: oldest, stale }
+      const row = read.get(cutoff, cutoff, cutoff, cutoff, key)
+      return row ? { used: row.used - row.stale, oldestAt: row.oldest, stale: row.stale } : EMPTY
     },
     /** Deletes the hits a reading found stale; the caller then writes the counter's new total. */
     prune(key: string, reading: Reading, now: number): void {
@@ -42,16 +43,18 @@ function counterStatements(db: SqliteDriver, windowMs: number) {
 export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
   const counters = counterStatements(db, policy.windowMs)
   const record = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1) ON CONFLICT (key, at) DO UPDATE SET hits = hits + 1')
+  // Processes read their clocks before waiting for the lock, so a request may be counted after a
+  // later one: `newest` only grows, and the oldest hit may be the one counted now.
   const total = db.prepare(
     `INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)
-     ON CONFLICT (key) DO UPDATE SET used = excluded.used, oldest = excluded.oldest, newest = excluded.newest`,
+     ON CONFLICT (key) DO UPDATE SET used = excluded.used, oldest = excluded.oldest, newest = MAX(newest, excluded.newest)`,
   )
   const readAll = (keys: string[], now: number) => keys.map((key) => counters.read(key, now))
 
   function count(key: string, reading: Reading, now: number) {
     counters.prune(key, reading, now)
     record.run(key, now)
-    total.run(key, reading.used + 1, reading.oldestAt ?? now, now)
+    total.run(key, reading.used + 1, Math.min(reading.oldestAt ?? now, now), now)
   }
 
   return {

@@ -184,6 +184,49 @@ describe('rateLimitStore', () => {
     expect(hits('k')).toBe(3)
   })
 
+  test('a request counted after a later one (another process read its clock first) keeps both in the window', async () => {
+    const later = rateLimitStore(db, policy)
+    const other = openBunSqlite(file)
+    later.admit(['k'], T0 + 3_000, () => ({ admitted: true }))
+    rateLimitStore(other, policy).admit(['k'], T0, () => ({ admitted: true }))
+    other.close()
+    // T0 has left the window, T0 + 3 s has not: exactly one still counts, and it is the oldest.
+    expect(later.peek(['k'], T0 + WINDOW_MS + 1_000)).toMatchObject({ remaining: 4, resetAt: T0 + 3_000 + WINDOW_MS })
+    await sweeper(db, WINDOW_MS).sweep(T0 + WINDOW_MS + 1_000)
+    expect(hits('k')).toBe(1)
+    expect(later.peek(['k'], T0 + WINDOW_MS + 1_000).remaining).toBe(4)
+  })
+
+  test('a read outside the lock sees the counter before or after another process prunes it, never half of each', () => {
+    for (const pruneBeforeRead of [1, 2]) {
+      db.exec('DELETE FROM rate_hits; DELETE FROM rate_counters')
+      seedHits('k', [T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4])
+      // Another process counts a request at T0 + W + 3, pruning four hits, just before this process's nth read.
+      let reads = 0
+      const watched: SqliteDriver = {
+        ...db,
+        prepare<Row>(sql: string) {
+          const statement = db.prepare<Row>(sql)
+          return {
+            ...statement,
+            get: (...params) => {
+              if (++reads === pruneBeforeRead) {
+                const other = openBunSqlite(file)
+                rateLimitStore(other, policy).admit(['k'], T0 + WINDOW_MS + 3, () => ({ admitted: true }))
+                other.close()
+              }
+              return statement.get(...params)
+            },
+          }
+        },
+      }
+      const seen = rateLimitStore(watched, policy).peek(['k'], T0 + WINDOW_MS + 2)
+      // Before the prune: T0 + 3 and T0 + 4 count; after it: T0 + 4 and T0 + W + 3. Three left either way.
+      expect(seen.remaining).toBe(3)
+      expect([T0 + 3 + WINDOW_MS, T0 + 4 + WINDOW_MS]).toContain(seen.resetAt)
+    }
+  })
+
   test('requests in the same millisecond each count', () => {
     const rates = rateLimitStore(db, policy)
     const statuses = Array.from({ length: 6 }, () => rates.admit(['k'], T0, () => ({ admitted: true })).status)
