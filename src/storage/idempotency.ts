@@ -23,5 +23,3 @@ export function idempotencyStore(db: SqliteDriver) {
     },
   }
 }
-
-export type IdempotencyStore = ReturnType<typeof idempotencyStore>

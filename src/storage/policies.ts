@@ -117,5 +117,3 @@ function fromRow(row: PolicyRow): PolicyRecord {
     upstreamRef: row.upstream_ref,
   }
 }
-
-export type PolicyStore = ReturnType<typeof policyStore>

@@ -59,5 +59,3 @@ export function quoteStore(db: SqliteDriver) {
     },
   }
 }
-
-export type QuoteStore = ReturnType<typeof quoteStore>

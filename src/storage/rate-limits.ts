@@ -85,8 +85,6 @@ export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
   }
 }
 
-export type RateLimitStore = ReturnType<typeof rateLimitStore>
-
 /**
  * The sweep's part: tidies one page of counters in key order, after `after`. A key whose hits have
  * all left the window is forgotten; the others lose the hits that have. Answers how many hits went

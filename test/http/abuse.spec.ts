@@ -28,7 +28,7 @@ function isParserRefusal(answer: HttpAnswer): boolean {
 const denoHasNoHeaderTimeout = () =>
   test.fail(currentTarget() === 'deno', 'Deno.serve has no header timeout: a client that never completes its headers is not cut off')
 import {
-  PATH, call, envelopeProblems, expectError, expectOk, expectRawError, portOf, rawExchange, rawHead, removeDatabase,
+  PATH, call, expectError, expectOk, expectRawError, portOf, rawExchange, rawHead, removeDatabase,
   scratchDatabase, sleep, tripFrom, uniqueNetwork, type HttpAnswer, type Piece, type RawResult,
 } from './support/hardening'
 
@@ -40,14 +40,6 @@ const json = { 'Content-Type': 'application/json' }
 function paddedSearch(bytes: number): string {
   const base = JSON.stringify({ trip: tripFrom(5, 5), travellers: [{ age: 30 }], pad: '' })
   return base.replace('"pad":""', `"pad":"${'p'.repeat(Math.max(0, bytes - base.length))}"`)
-}
-
-const answerOf = (answer: HttpAnswer) => ({ status: answer.status, header: (name: string) => answer.headers[name.toLowerCase()], text: answer.text })
-
-/** Every HTTP answer on the connection is an error envelope (none is a 200 or a 5xx). */
-function expectOnlyEnvelopes(result: RawResult) {
-  const problems = result.responses.flatMap((answer) => envelopeProblems(answerOf(answer)))
-  expect(problems, `answers: ${result.bytes.toString('latin1').slice(0, 400)}`).toEqual([])
 }
 
 test.describe('bodies over 16 KiB: 413 payload_too_large in the envelope, before the body is read whole', () => {

@@ -42,5 +42,3 @@ export function circuitBreaker(options: { failures: number; cooldownMs: number; 
     },
   }
 }
-
-export type CircuitBreaker = ReturnType<typeof circuitBreaker>

@@ -96,5 +96,3 @@ export function insurerClient(config: UatConfig, deps: ClientDeps) {
     },
   }
 }
-
-export type InsurerClient = ReturnType<typeof insurerClient>

@@ -1,6 +1,6 @@
 /** @module SQLite through `node:sqlite` (`DatabaseSync`), for the Deno entry. */
 import { DatabaseSync } from 'node:sqlite'
-import { OPEN_PRAGMAS, type SqliteDriver, type SqlValue, type Statement } from '../driver'
+import { OPEN_PRAGMAS, type SqliteDriver, type Statement } from '../driver'
 
 export function openNodeSqlite(path: string): SqliteDriver {
   const db = new DatabaseSync(path)
