@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { sleep } from '../test/support/wait'
 
 const ROOT = resolve(import.meta.dir, '..')
 const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
@@ -34,7 +35,7 @@ export async function coldStart(command: string[], port: number, dir: string): P
       try {
         if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return performance.now() - started
       } catch {
-        await Bun.sleep(1)
+        await sleep(1)
       }
     }
   } finally {

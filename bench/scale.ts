@@ -20,11 +20,13 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { loadConfig } from '../src/config'
 import { createServices } from '../src/services'
-import { openBunSqlite } from '../src/storage/drivers/bun-sqlite'
+import { openEmbedded } from '../src/storage/drivers/bun'
+import { openStorage } from '../src/storage'
 import { mintSession } from '../src/modules/session/service'
 import { searchPlans } from '../src/modules/plans/service'
 import { issuePolicy } from '../src/modules/policies/service'
 import { coldStart } from './cold-start'
+import { freePort } from '../test/support/wait'
 
 const ROOT = resolve(import.meta.dir, '..')
 const DAY_MS = 86_400_000
@@ -67,26 +69,24 @@ const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 export async function seed(path: string, count: number, onProgress?: (done: number) => void): Promise<number> {
   const started = performance.now()
   let now = Date.now() - 2 * 60 * 60 * 1000
-  const db = openBunSqlite(path)
+  const db = openEmbedded(path)
   const config = loadConfig({ SANDBOX_DB_PATH: path, SANDBOX_RATE_LIMIT: '1000000000' })
-  const services = createServices({ db, config, clock: () => now, log: () => {} })
+  const storage = await openStorage(config, () => db)
+  const services = createServices({ storage, config, clock: () => now, log: () => {} })
   const trip = { origin_country: 'IN', destination_country: 'FR', start_date: iso(now + 30 * DAY_MS), end_date: iso(now + 40 * DAY_MS) }
   const travellers = [{ age: 34 }, { age: 8 }]
   for (let index = 0; index < count; index++) {
     now += 1 // distinct times, as real traffic would have
     const network = `n:10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`
-    const minted = mintSession()
-    const { admitted: session } = services.rates.admit([network], now, () => {
-      const created = services.sessions.insert(minted.ref, minted.tokenHash, now, now + config.sessionTtlSeconds * 1000)
-      return { admitted: created, newKey: `s:${created.ref}` }
-    })
-    const search = await searchPlans(services, session!.id, { trip, travellers, currency: 'EUR' }, `req_seed${index}`)
-    services.rates.admit([`s:${minted.ref}`, network], now, () => ({ admitted: true }))
-    await issuePolicy(services, { session: session!, requestId: `req_seed${index}`, headers: new Headers() },
-      { plan_id: search.data.plans[0]!.plan_id, trip, travellers })
+    const minted = mintSession(now, config.sessionTtlSeconds)
+    const { session } = (await storage.admit({ tokenHash: null, network, now, create: () => minted })) as { session: { id: number; ref: string } }
+    const caller = { session, sessionToken: minted.token, requestId: `req_seed${index}`, idempotencyKey: null }
+    const search = await searchPlans(services, caller, { trip, travellers, currency: 'EUR' })
+    await storage.admit({ tokenHash: minted.tokenHash, network, now, create: null })
+    await issuePolicy(services, caller, { plan_id: search.data.plans[0]!.plan_id, trip, travellers })
     if (onProgress && index % 10_000 === 9_999) onProgress(index + 1)
   }
-  db.close()
+  await storage.close()
   return (performance.now() - started) / 1000
 }
 
@@ -223,19 +223,6 @@ export async function runScale(options: {
     rmSync(scratch, { recursive: true, force: true })
     rmSync(dir, { recursive: true, force: true })
   }
-}
-
-/** A port nobody listens on right now (the kernel picks it). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net')
-  return new Promise((done, fail) => {
-    const server = createServer()
-    server.once('error', fail)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => done(port))
-    })
-  })
 }
 
 if (import.meta.main) {

@@ -1,14 +1,15 @@
 /**
- * @module Builds the sandbox app from its services (database, configuration, clock, catalogue).
+ * @module Builds the sandbox app from its services (storage, configuration, clock, catalogue).
  * Entry files create those and listen; tests build the app in-process.
  */
 import { Elysia, type ElysiaAdapter } from 'elysia'
 import { docsRoutes } from './http/docs'
 import { healthRoutes } from './http/health'
-import { createPipeline } from './http/pipeline'
+import { bodyReader, createPipeline } from './http/pipeline'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import { sessionRoutes } from './modules/session'
+import { sessionGuard } from './modules/session/guard'
 import type { Services } from './services'
 import { version } from '../package.json'
 
@@ -17,10 +18,9 @@ export interface AppOptions {
   adapter?: ElysiaAdapter
 }
 
-export function createApp(services: Services, options: AppOptions = {}) {
-  const pipeline = createPipeline(services)
-  // Health and docs come before the pipeline: they count against no allowance and need no session.
-  return new Elysia({
+/** The Elysia settings every sandbox app is built with (also the benchmark's cost ladder). */
+export function appSettings(options: AppOptions = {}) {
+  return {
     normalize: false,
     strictPath: true,
     // Elysia finds the path after the 11th character by default, which loses it for a host of 1 to 3
@@ -31,13 +31,22 @@ export function createApp(services: Services, options: AppOptions = {}) {
     // plan search's time, measured by bench/run.ts).
     encodeSchema: false,
     ...(options.adapter && { adapter: options.adapter }),
-  })
-    .use(healthRoutes(services))
-    .use(docsRoutes(version))
+  } as const
+}
+
+export function createApp(services: Services, options: AppOptions = {}) {
+  const pipeline = createPipeline(services)
+  const guard = sessionGuard(services)
+  // Health and docs come before the pipeline: they count against no allowance and need no session.
+  return new Elysia(appSettings(options))
+    .use(healthRoutes(services.storage))
+    .use(docsRoutes(version, services.config))
     .use(pipeline)
-    .use(sessionRoutes(pipeline, services))
-    .use(planRoutes(pipeline, services))
-    .use(policyRoutes(pipeline, services))
+    .use(guard)
+    .use(bodyReader)
+    .use(sessionRoutes(guard, services))
+    .use(planRoutes(guard, services))
+    .use(policyRoutes(guard, services))
 }
 
 /** The app's type, for an Eden Treaty client: `treaty<App>(baseUrl)`. */

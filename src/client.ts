@@ -20,10 +20,12 @@ export function createSandboxClient(baseUrl: string | App) {
     // Dates stay strings, as the API sends them (Eden would turn `2026-12-20` into a Date).
     parseDate: false,
     headers: () => (cookie ? { cookie } : undefined),
-    onResponse: (response) => {
+    onResponse: async (response) => {
       const setCookie = response.headers.get('set-cookie')
       const session = setCookie?.match(/(?:^|,\s*)sbx_session=([^;]*)/)
       if (session) cookie = session[1] ? `sbx_session=${session[1]}` : undefined
+      // The certificate's bytes, as its type says (Eden would read an unknown media type as text).
+      if (response.headers.get('content-type') === 'application/pdf') return new Uint8Array(await response.arrayBuffer())
     },
   })
 }

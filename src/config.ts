@@ -2,11 +2,15 @@
  * @module Configuration, read once from the environment at start-up. A bad value stops start-up
  * with one line naming the variable.
  */
+import { databaseUrlProblem } from './storage'
+import { isIP } from 'node:net'
 
 export interface Config {
   port: number
   host: string
   dbPath: string
+  /** A database server that several instances share (hosted); null: the embedded file at `dbPath`. */
+  databaseUrl: string | null
   /** Upper bound on the database file in MiB; 0 for none. Writes past it answer `storage_unavailable`. */
   dbMaxMegabytes: number
   rateLimit: number
@@ -35,8 +39,9 @@ type Env = Record<string, string | undefined>
 export function loadConfig(env: Env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0, 65_535),
-    host: text(env, 'HOST', '0.0.0.0'),
+    host: host(env),
     dbPath: text(env, 'SANDBOX_DB_PATH', 'data/sandbox.db'),
+    databaseUrl: databaseUrl(env),
     dbMaxMegabytes: integer(env, 'SANDBOX_DB_MAX_MB', 0, 0, 1_000_000),
     rateLimit: integer(env, 'SANDBOX_RATE_LIMIT', 30, 1, 1_000_000_000),
     rateWindowSeconds: integer(env, 'SANDBOX_RATE_WINDOW_SECONDS', 600, 1, 86_400),
@@ -46,6 +51,15 @@ export function loadConfig(env: Env): Config {
     workers: integer(env, 'SANDBOX_WORKERS', 1, 1, 64),
     uat: uatConfig(env),
   }
+}
+
+function databaseUrl(env: Env): string | null {
+  const raw = env.SANDBOX_DATABASE_URL
+  if (raw === undefined || raw === '') return null
+  // The value may hold a password: it is not repeated.
+  const problem = databaseUrlProblem(raw)
+  if (problem) throw new ConfigError(`SANDBOX_DATABASE_URL ${problem}`)
+  return raw
 }
 
 function uatConfig(env: Env): UatConfig | null {
@@ -72,6 +86,20 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})`)
   }
   return value
+}
+
+const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
+
+/**
+ * An IP address to listen on, or a host name (which must still resolve when listening). A name
+ * whose last label is all digits (`999.1.1.1`) is a bad IPv4 address, not a name.
+ */
+function host(env: Env): string {
+  const raw = text(env, 'HOST', '0.0.0.0')
+  const labels = raw.split('.')
+  const isName = raw.length <= 253 && labels.every((label) => LABEL.test(label)) && !/^\d+$/.test(labels.at(-1)!)
+  if (isIP(raw) || isName) return raw
+  throw new ConfigError(`HOST must be an IP address or a host name (got ${JSON.stringify(raw)})`)
 }
 
 function text(env: Env, name: string, fallback: string): string {

@@ -33,6 +33,15 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS
 
+/** The words of failures raised in more than one place, so that a forced one reads as the real one. */
+export const FAILURE_MESSAGE = {
+  storage_unavailable: 'Sandbox storage is unavailable; try again shortly.',
+  internal_error: 'Something went wrong on our side. Quote the request_id if you report it.',
+  session_expired: 'This session has ended. Call again without the cookie, or create a new session.',
+  upstream_unavailable: 'The test insurer is not answering; try again shortly.',
+  upstream_invalid: 'The test insurer answered something the sandbox cannot use.',
+} as const satisfies Partial<Record<ErrorCode, string>>
+
 /** One problem in a request: `field` is a JSON path (`trip.end_date`, `travellers[2].age`). */
 export interface ErrorDetail {
   field: string

@@ -1,8 +1,8 @@
 /**
- * @module Deno entry: bundled to one file (`npm run build:deno`), served by `Deno.serve`, storing
- * through `node:sqlite`. Elysia's `listen()` does not run on Deno, so the app is served by `fetch`.
+ * @module Deno entry: bundled to one file (`npm run build:deno`), served by `Deno.serve`, embedded
+ * database through its Deno driver (storage/drivers/deno.ts). Elysia's `listen()` does not run on Deno, so the app is served by `fetch`.
  */
-import { openNodeSqlite } from './storage/drivers/node-sqlite'
+import { openEmbedded } from './storage/drivers/deno'
 import { start } from './server'
 
 declare const Deno: {
@@ -12,16 +12,30 @@ declare const Deno: {
   ): { shutdown(): Promise<void> }
 }
 
+/**
+ * Deno builds `request.url` from the Host header as sent, so a Host holding `/`, `?`, `#`, `@` or a
+ * space moves the path (`Host: a/b` makes `/b/api/…`). Such a request gets a URL on a neutral host.
+ */
+function withTrustworthyUrl(request: Request): Request {
+  const host = request.headers.get('host') ?? ''
+  if (!/[/?#@\\\s]/.test(host)) return request
+  const start = request.url.indexOf('://') + 3 + host.length
+  // Not `new Request(url, request)`: reading `request.signal` makes Deno warn about its legacy abort.
+  const { method, headers, body } = request
+  return new Request(`http://localhost${request.url.slice(start)}`, { method, headers, body, duplex: 'half' } as RequestInit)
+}
+
 start(
   {
-    openDatabase: openNodeSqlite,
+    openEmbedded,
     serve(app, config, services) {
       const peers = new WeakMap<Request, string>()
       services.peerAddress = (request) => peers.get(request)
       // Deno's shutdown() cuts off request bodies still arriving: wait for in-flight requests first.
       let inFlight = 0
       let drained = () => {}
-      const server = Deno.serve({ port: config.port, hostname: config.host, onListen: () => {} }, async (request, info) => {
+      const server = Deno.serve({ port: config.port, hostname: config.host, onListen: () => {} }, async (received, info) => {
+        const request = withTrustworthyUrl(received)
         peers.set(request, info.remoteAddr.hostname)
         inFlight++
         try {

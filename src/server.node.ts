@@ -1,9 +1,9 @@
-/** @module Node entry: `npm run start:node` (bundled by Bun, run by Node), storing through better-sqlite3. */
+/** @module Node entry: `npm run start:node` (bundled by Bun, run by Node), embedded database through its Node driver (storage/drivers/node.ts). */
 import type { Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { node } from '@elysiajs/node'
-import { openBetterSqlite3 } from './storage/drivers/better-sqlite3'
-import { start } from './server'
+import { openEmbedded } from './storage/drivers/node'
+import { cannotStart, listenFailure, start } from './server'
 
 /** The Node adapter (srvx) keeps the raw IncomingMessage on the request. */
 type NodeRequest = Request & { runtime?: { node?: { req?: { socket?: { remoteAddress?: string } } } } }
@@ -32,7 +32,7 @@ function finishBeforeRefusing(error: Error & { code?: string }, socket: Duplex &
 start(
   {
     adapter: node(),
-    openDatabase: openBetterSqlite3,
+    openEmbedded,
     serve(app, config, services) {
       services.peerAddress = (request) => (request as NodeRequest).runtime?.node?.req?.socket?.remoteAddress
       let stop = async () => {}
@@ -49,6 +49,8 @@ start(
       app.listen(options as unknown as { port: number; hostname: string }, (listening) => {
         const server = (listening as unknown as ListeningServer).raw?.node?.server
         server?.on('clientError', finishBeforeRefusing)
+        // Node reports a failure to listen (a bad HOST, a PORT in use) only later, as an event.
+        server?.once('error', (error) => cannotStart(listenFailure(config, error)))
         stop = async () => {
           const closed = listening.stop()
           server?.closeIdleConnections()

@@ -1,12 +1,13 @@
 /**
- * @module What every runtime's entry shares once it has a driver: configuration, app, sweeps and
- * graceful shutdown. The entry supplies how to open SQLite and how to serve.
+ * @module What every runtime's entry shares: configuration, storage, app, sweeps and graceful
+ * shutdown. The entry supplies how to open the embedded database on its runtime, and how to serve.
  */
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { existsSync, mkdirSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { createApp, type AppOptions } from './app'
+import { createLog } from './log'
 import { ConfigError, loadConfig, type Config } from './config'
-import type { SqliteDriver } from './storage/driver'
+import { describeStorage, openStorage, type EmbeddedDriver, type Storage } from './storage'
 import { createServices, type Services } from './services'
 import { version } from '../package.json'
 
@@ -16,8 +17,10 @@ Usage: travel-sandbox [--help | --version]
 
 Configuration comes from the environment only:
   PORT, HOST                        where to listen (3000, 0.0.0.0)
-  SANDBOX_DB_PATH                   SQLite file (data/sandbox.db; :memory: for a throwaway store)
-  SANDBOX_DB_MAX_MB                 cap on the database size in MiB (0: none)
+  SANDBOX_DB_PATH                   embedded database file (data/sandbox.db; :memory: for a throwaway store)
+  SANDBOX_DB_MAX_MB                 cap on the embedded database's size in MiB (0: none)
+  SANDBOX_DATABASE_URL              database server URL, for several instances sharing one database
+                                    (unset: the embedded file)
   SANDBOX_RATE_LIMIT                requests per window, per session and per network (30)
   SANDBOX_RATE_WINDOW_SECONDS       rolling window (600)
   SANDBOX_SESSION_TTL_SECONDS       session lifetime (3600)
@@ -48,9 +51,8 @@ export type SandboxApp = ReturnType<typeof createApp>
 export interface Runtime extends AppOptions {
   /** False in the extra processes of a multi-process server: one process sweeps for all. */
   sweeps?: boolean
-  /** Runs after the last request and before the WAL is checkpointed and the database closed. */
-  beforeFinalCheckpoint?: () => Promise<void>
-  openDatabase(path: string): SqliteDriver
+  /** Opens the embedded database file on this runtime. */
+  openEmbedded(path: string): EmbeddedDriver
   /** Starts serving; `stop` stops accepting and resolves once in-flight requests are done. */
   serve(app: SandboxApp, config: Config, services: Services): { url: string; stop(): Promise<void> }
 }
@@ -60,24 +62,80 @@ export function configOrExit(env: Record<string, string | undefined>): Config {
     return loadConfig(env)
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
-    console.error(`travel-sandbox: invalid configuration: ${error.message}`)
+    process.stderr.write(`travel-sandbox: invalid configuration: ${error.message}\n`)
     process.exit(2)
+  }
+}
+
+/**
+ * Start-up failed for a reason the operator can fix: one line naming the variable, no stack. Plain
+ * bytes, not `console.error`, which Bun colours when FORCE_COLOR is set.
+ */
+export function cannotStart(message: string): never {
+  process.stderr.write(`travel-sandbox: cannot start: ${message}\n`)
+  process.exit(1)
+}
+
+/** An error's code or first line: what an operator needs, without a stack. */
+const reason = (error: unknown) => (error as NodeJS.ErrnoException)?.code ?? String((error as Error)?.message ?? error).split('\n')[0]
+
+/** Creates each missing folder in turn (Node's recursive mkdir spins forever under `/proc`). */
+function createFolders(folder: string): void {
+  const missing: string[] = []
+  for (let at = resolve(folder); !existsSync(at); at = dirname(at)) missing.unshift(at)
+  for (const at of missing) mkdirSync(at)
+}
+
+/** Message for a failure to listen; also used by entries whose server reports it later (Node). */
+export const listenFailure = (config: Config, error: unknown) =>
+  `cannot listen on ${config.host}:${config.port} (HOST, PORT): ${reason(error)}`
+
+function serveOrExit<T>(serve: () => T, config: Config): T {
+  try {
+    return serve()
+  } catch (error) {
+    cannotStart(listenFailure(config, error))
   }
 }
 
 const SHUTDOWN_GRACE_MS = 8_000
 
-const logLine = (fields: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), ...fields })
+const log = createLog()
+const logError = createLog((line) => console.error(line))
 
-export function start(runtime: Runtime, env: Record<string, string | undefined>, args: string[]): void {
+/** The storage the configuration names; one that cannot be opened stops start-up with one line. */
+async function storageOrExit(config: Config, runtime: Runtime): Promise<Storage> {
+  if (config.databaseUrl) {
+    try {
+      return await openStorage(config, runtime.openEmbedded)
+    } catch (error) {
+      cannotStart(`SANDBOX_DATABASE_URL: cannot open the database ${describeStorage(config)} (${reason(error)})`)
+    }
+  }
+  const path = config.dbPath
+  if (path !== ':memory:') {
+    try {
+      if (existsSync(path) && statSync(path).isDirectory()) cannotStart(`SANDBOX_DB_PATH names a directory, not a database file (${path})`)
+      createFolders(dirname(path))
+    } catch (error) {
+      cannotStart(`SANDBOX_DB_PATH: cannot create the folder ${dirname(path)} (${reason(error)})`)
+    }
+  }
+  try {
+    return await openStorage(config, runtime.openEmbedded)
+  } catch (error) {
+    cannotStart(`SANDBOX_DB_PATH: cannot open ${path} as a database file (${reason(error)})`)
+  }
+}
+
+export async function start(runtime: Runtime, env: Record<string, string | undefined>, args: string[]): Promise<void> {
   handleArguments(args)
   const config = configOrExit(env)
-  if (config.dbPath !== ':memory:') mkdirSync(dirname(config.dbPath), { recursive: true })
-  const db = runtime.openDatabase(config.dbPath)
-  const services = createServices({ db, config })
+  const storage = await storageOrExit(config, runtime)
+  const services = createServices({ storage, config })
   const app = createApp(services, runtime)
-  const server = runtime.serve(app, config, services)
-  console.log(logLine({ level: 'info', msg: 'listening', url: server.url, db: config.dbPath }))
+  const server = serveOrExit(() => runtime.serve(app, config, services), config)
+  log({ level: 'info', msg: 'listening', url: server.url, db: describeStorage(config) })
 
   let sweeping = false
   const sweepTimer = setInterval(async () => {
@@ -85,12 +143,12 @@ export function start(runtime: Runtime, env: Record<string, string | undefined>,
     sweeping = true
     try {
       const started = performance.now()
-      const swept = await services.sweeper.sweep(services.clock())
+      const swept = await storage.sweep(services.clock())
       if (swept.sessionsPurged + swept.sessionsForgotten + swept.rateHitsDeleted > 0) {
-        console.log(logLine({ level: 'info', msg: 'sweep', duration_ms: Math.round(performance.now() - started), ...swept }))
+        log({ level: 'info', msg: 'sweep', duration_ms: Math.round(performance.now() - started), ...swept })
       }
     } catch (error) {
-      console.error(logLine({ level: 'error', msg: 'sweep failed', error: String(error) }))
+      logError({ level: 'error', msg: 'sweep failed', error: String(error) })
     } finally {
       sweeping = false
     }
@@ -105,12 +163,10 @@ export function start(runtime: Runtime, env: Record<string, string | undefined>,
     // the grace period.
     const graceOver = new Promise<'grace over'>((resolve) => setTimeout(() => resolve('grace over'), SHUTDOWN_GRACE_MS).unref?.())
     if ((await Promise.race([server.stop(), graceOver])) === 'grace over') {
-      console.error(logLine({ level: 'warn', msg: 'shutdown grace period over; closing with requests still open' }))
+      logError({ level: 'warn', msg: 'shutdown grace period over; closing with requests still open' })
     }
-    await runtime.beforeFinalCheckpoint?.()
-    db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-    db.close()
-    console.log(logLine({ level: 'info', msg: 'stopped', signal }))
+    await storage.close()
+    log({ level: 'info', msg: 'stopped', signal })
     process.exit(0)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))

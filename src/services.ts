@@ -1,54 +1,40 @@
 /**
  * @module Everything a request may need, built once from the app's dependencies. Entry files and
- * tests choose the driver, clock and configuration; nothing here knows the runtime.
+ * tests choose the storage, clock and configuration; nothing here knows the runtime or the engine.
  */
 import type { Config } from './config'
-import type { SqliteDriver } from './storage/driver'
-import { limitSize, migrate } from './storage/migrations'
-import { sessionStore } from './storage/sessions'
-import { rateLimitStore } from './storage/rate-limits'
-import { quoteStore } from './storage/quotes'
-import { policyStore } from './storage/policies'
-import { idempotencyStore } from './storage/idempotency'
-import { sweeper } from './storage/sweep'
+import { createLog, type Log } from './log'
+import type { Storage } from './storage/storage'
 import { loadCatalogue } from './modules/plans/catalogue'
 import { httpInsurer, type InsurerAdapter } from './modules/insurer/adapter'
 
 export interface AppDeps {
-  db: SqliteDriver
+  storage: Storage
   config: Config
-  /** Milliseconds since the epoch; tests pass a fake one. */
+  /** Milliseconds since the epoch; by default the storage's clock (the database's, shared by every instance). */
   clock?: () => number
   /** The socket's peer address for a request, where the runtime knows it. */
   peerAddress?: (request: Request) => string | undefined
-  /** Where the one-line-per-request JSON log goes. */
-  log?: (line: string) => void
+  /** Where the structured log goes (a JSON line per call, src/log.ts); stdout by default. */
+  log?: Log
   /** The insurer behind the UAT gateway; by default built from `config.uat` (none when unset). */
   insurer?: InsurerAdapter | null
 }
 
 export function createServices(deps: AppDeps) {
-  const { db, config } = deps
-  migrate(db)
-  const withHeadroom = limitSize(db, config.dbMaxMegabytes)
-  const clock = deps.clock ?? Date.now
-  const log = deps.log ?? ((line: string) => console.log(line))
+  const { storage, config } = deps
+  const clock = deps.clock ?? storage.clock
+  const log = deps.log ?? createLog()
   const catalogue = loadCatalogue()
   const insurer = deps.insurer !== undefined ? deps.insurer : config.uat && httpInsurer(config.uat, catalogue, { clock, log })
   return {
-    db,
+    storage,
     config,
     clock,
     peerAddress: deps.peerAddress ?? (() => undefined),
     log,
     catalogue,
     insurer,
-    sessions: sessionStore(db),
-    rates: rateLimitStore(db, { limit: config.rateLimit, windowMs: config.rateWindowSeconds * 1000 }),
-    quotes: quoteStore(db),
-    policies: policyStore(db),
-    idempotency: idempotencyStore(db),
-    sweeper: sweeper(db, config.rateWindowSeconds * 1000, withHeadroom),
   }
 }
 

@@ -11,7 +11,6 @@ const EXACT = new Set([
 ])
 /** Names containing any of these; one pattern is half the cost of a test per word (every body key passes here). */
 const CONTAINED = new RegExp(['email', 'phone', 'mobile', 'telephone', 'passport', 'birth', 'address', 'nominee', 'aadhaar'].join('|'))
-const EMAIL_SHAPE = /[^\s@]+@[^\s@]+\.[^\s@]{2,}/
 const PLAIN_NAME = /^[A-Za-z_ -]{1,64}$/
 
 /** Deeper or longer JSON than any sandbox request needs; refused so that walking a body stays cheap. */
@@ -27,8 +26,23 @@ export function isPersonalDataName(name: string): boolean {
   return EXACT.has(folded) || CONTAINED.test(folded)
 }
 
+/**
+ * Whether `value` holds `local@domain.tld` (`/[^\s@]+@[^\s@]+\.[^\s@]{2,}/`) anywhere. Not that
+ * regex: unanchored, it rescans the rest of the value from every start, so 16 KiB without a space
+ * or `@` cost ≈ 70 ms. One pass instead: between spaces and `@`s, a part that follows a non-empty
+ * part and has a dot after its first character with two characters after that.
+ */
 export function looksLikeEmail(value: string): boolean {
-  return EMAIL_SHAPE.test(value)
+  if (!value.includes('@')) return false
+  for (const word of value.split(/\s+/)) {
+    const parts = word.split('@')
+    for (let index = 1; index < parts.length; index++) {
+      const domain = parts[index]!
+      const dot = domain.indexOf('.', 1)
+      if (parts[index - 1] !== '' && dot > 0 && dot <= domain.length - 3) return true
+    }
+  }
+  return false
 }
 
 interface Node {

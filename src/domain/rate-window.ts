@@ -54,3 +54,14 @@ function binding(readings: CounterReading[], { limit, windowMs }: WindowPolicy, 
   }
   return { remaining, resetAt }
 }
+
+/** A window for people: `10 minutes`, `1 hour`, `4 seconds` (never `0.0666… minutes`). */
+export function spokenDuration(seconds: number): string {
+  const [amount, unit] = seconds % 3600 === 0 ? [seconds / 3600, 'hour'] : seconds % 60 === 0 ? [seconds / 60, 'minute'] : [seconds, 'second']
+  return `${amount} ${unit}${amount === 1 ? '' : 's'}`
+}
+
+/** What a refused call is told of the limit, in the window's own units. */
+export function fairUseMessage(limit: number, windowSeconds: number): string {
+  return `Fair-use limit: ${limit} requests per ${spokenDuration(windowSeconds)} per session and per network.`
+}

@@ -38,8 +38,15 @@ function ipv6Groups(address: string): number[] {
   return [...left, ...zeros, ...right].map((group) => parseInt(group, 16))
 }
 
+/** The client network's rate-limit counter key. */
+export function networkKey(request: Request, peer: string | undefined, trustProxy: number): string {
+  return `n:${networkOf(clientAddress(request, peer, trustProxy))}`
+}
+
 /** Whether the caller reached us over HTTPS, directly or through a trusted proxy. */
 export function arrivedOverHttps(request: Request, trustProxy: number): boolean {
-  if (new URL(request.url).protocol === 'https:') return true
+  // Not `new URL(request.url)`: without a usable Host (HTTP/1.0, an empty or malformed `Host:`) Bun
+  // hands over a bare path, which no URL parser accepts.
+  if (/^https:/i.test(request.url)) return true
   return trustProxy > 0 && request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https'
 }

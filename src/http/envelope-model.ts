@@ -3,37 +3,60 @@
  * so Eden clients and the OpenAPI document are typed from the same source.
  */
 import { t, type TSchema } from 'elysia'
+import { Type, type TUnsafe } from '@sinclair/typebox'
 import { withHeaders } from '@elysiajs/openapi'
 import { ERROR_STATUS, type ErrorCode } from '../errors'
 
-export const ModeModel = t.UnionEnum(['simulation', 'uat_gateway'], {
+/** A union of string literals: the document shows a plain `enum` (t.UnionEnum would add a `default`). */
+function literals<const Value extends string>(values: readonly Value[], options: { description?: string } = {}) {
+  // Typed as its values: TypeBox cannot type a union built from an array that is not a tuple.
+  return Type.Union(values.map((value) => Type.Literal(value)), options) as unknown as TUnsafe<Value>
+}
+
+export const ModeModel = literals(['simulation', 'uat_gateway'], {
   description: '`simulation`: deterministic sandbox data; `uat_gateway`: a test insurer environment answered.',
 })
 
 const Timestamp = t.String({ format: 'date-time', description: 'ISO 8601 UTC timestamp.' })
 
+// TypeBox's own Integer: Elysia's t.Integer also accepts integer-shaped strings, and the document
+// would say `string | integer`.
 export const MetaModel = t.Object({
   sandbox: t.Literal(true),
   session_expires_at: t.Union([Timestamp, t.Null()], { description: "Expiry of the caller's session; null when the answer belongs to no session." }),
   rate_limit: t.Object({
-    limit: t.Integer({ description: 'Requests allowed in any rolling window.' }),
-    remaining: t.Integer({ description: 'Requests left: the smaller of the session and network counters.' }),
+    limit: Type.Integer({ description: 'Requests allowed in any rolling window.' }),
+    remaining: Type.Integer({ description: 'Requests left: the smaller of the session and network counters.' }),
     reset_at: t.String({ format: 'date-time', description: 'When `remaining` next grows.' }),
   }),
 })
 
-export const ErrorModel = t.Object({
-  code: t.UnionEnum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]], { description: 'The stable contract.' }),
-  message: t.String({ description: 'For people; may change.' }),
-  details: t.Optional(
-    t.Array(t.Object({
-      field: t.String({ description: 'JSON path: `trip.end_date`, `travellers[2].age`; `$` is the body.' }),
-      issue: t.String(),
-    })),
-  ),
-})
-
 const RequestId = t.String({ pattern: '^req_[0-9a-f]+$', description: 'Also sent as the X-Request-Id header.' })
+
+/** The error object, its `code` limited to the codes given. */
+function errorModel<Code extends ErrorCode>(codes: readonly Code[]) {
+  return t.Object({
+    code: literals(codes),
+    message: t.String({ description: 'For people; may change.' }),
+    details: t.Optional(
+      t.Array(t.Object({
+        field: t.String({ description: 'JSON path: `trip.end_date`, `travellers[2].age`; `$` is the body.' }),
+        issue: t.String(),
+      })),
+    ),
+  }, { description: '`code` is the stable contract.' })
+}
+
+/** The failure envelope for the codes given. */
+function failureModel<Code extends ErrorCode>(codes: readonly Code[]) {
+  return t.Object({ ok: t.Literal(false), mode: ModeModel, request_id: RequestId, error: errorModel(codes), meta: MetaModel })
+}
+
+/** The failure envelope with any code (what the error hook builds). */
+export const FailureModel = failureModel(Object.keys(ERROR_STATUS) as ErrorCode[])
+
+export const successModel = <Data extends TSchema>(data: Data) =>
+  t.Object({ ok: t.Literal(true), mode: ModeModel, request_id: RequestId, data, meta: MetaModel })
 
 /** Headers on every sandbox answer. */
 const ENVELOPE_HEADERS = {
@@ -41,39 +64,41 @@ const ENVELOPE_HEADERS = {
   RateLimit: t.String({ description: 'IETF draft: `"sandbox";r=<remaining>;t=<seconds until reset>`.' }),
   'RateLimit-Policy': t.String({ description: 'IETF draft: `"sandbox";q=<limit>;w=<window seconds>`.' }),
   'Cache-Control': t.Literal('no-store'),
+  'Set-Cookie': t.String({
+    description: '`sbx_session=<token>; Max-Age=<seconds left>; Path=/; HttpOnly; SameSite=Strict` when this call opened a session; '
+      + 'the same cookie with `Max-Age=0` when it answers `session_expired`. Send it back on later calls.',
+  }),
 }
-
-export const successModel = <Data extends TSchema>(data: Data) =>
-  t.Object({ ok: t.Literal(true), mode: ModeModel, request_id: RequestId, data, meta: MetaModel })
-
-export const FailureModel = t.Object({ ok: t.Literal(false), mode: ModeModel, request_id: RequestId, error: ErrorModel, meta: MetaModel })
+const RETRY_HEADERS = { ...ENVELOPE_HEADERS, 'Retry-After': Type.Integer({ description: 'Seconds to wait before calling again.' }) }
 
 /** Error answers every sandbox route can give, whatever its body. */
 const EVERY_ROUTE = [
-  'invalid_json', 'unsupported_media_type', 'payload_too_large', 'validation_failed', 'pii_not_allowed',
-  'session_expired', 'rate_limited', 'storage_unavailable', 'internal_error',
+  'invalid_json', 'unsupported_media_type', 'payload_too_large', 'headers_too_large', 'request_timeout', 'validation_failed',
+  'pii_not_allowed', 'session_expired', 'rate_limited', 'storage_unavailable', 'internal_error',
 ] as const satisfies ErrorCode[]
+type EveryRoute = (typeof EVERY_ROUTE)[number]
 
-/** One failure envelope per HTTP status the codes use: literal keys, so Eden types each status. */
-type FailureResponses<Code extends ErrorCode> = { [Status in (typeof ERROR_STATUS)[Code]]: typeof FailureModel }
+type StatusOf<Code extends ErrorCode> = (typeof ERROR_STATUS)[Code]
+/** The codes among `Code` that answer with `Status`. */
+type CodesAt<Code extends ErrorCode, Status> = Code extends ErrorCode ? (StatusOf<Code> extends Status ? Code : never) : never
+/** One failure envelope per HTTP status the codes use, each with only its own codes: Eden types each status. */
+type FailureResponses<Code extends ErrorCode> = { [Status in StatusOf<Code>]: ReturnType<typeof failureModel<CodesAt<Code, Status>>> }
+type Responses<Data extends TSchema, Code extends ErrorCode> = FailureResponses<Code | EveryRoute> & { 200: ReturnType<typeof successModel<Data>> }
 
 /**
- * A route's `response` map: the success envelope at 200 and the failure envelope at every status
- * its error codes use, each described by the codes it carries.
+ * A route's `response` map: the success envelope at 200 and, at every status its error codes use,
+ * the failure envelope that lists only the codes that status carries on this route.
  */
-export function responses<Data extends TSchema, const Code extends ErrorCode = never>(
-  data: Data,
-  codes: readonly Code[],
-): FailureResponses<Code | (typeof EVERY_ROUTE)[number]> & { 200: ReturnType<typeof successModel<Data>> } {
+export function responses<Data extends TSchema, const Code extends ErrorCode = never>(data: Data, codes: readonly Code[]): Responses<Data, Code> {
   const byStatus = new Map<number, ErrorCode[]>()
   for (const code of [...EVERY_ROUTE, ...codes]) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code])
-  const failures: Record<number, typeof FailureModel> = {}
+  const failures: Record<number, TSchema> = {}
   for (const [status, list] of byStatus) {
-    const retry = list.some((code) => ['rate_limited', 'storage_unavailable'].includes(code))
+    const retry = list.some((code) => ['rate_limited', 'storage_unavailable', 'upstream_unavailable'].includes(code))
     failures[status] = withHeaders(
-      t.Object(FailureModel.properties, { description: `Error codes: ${list.map((code) => `\`${code}\``).join(', ')}.` }),
-      retry ? { ...ENVELOPE_HEADERS, 'Retry-After': t.Integer({ description: 'Seconds to wait.' }) } : ENVELOPE_HEADERS,
-    ) as typeof FailureModel
+      t.Object(failureModel(list).properties, { description: `Error codes: ${list.map((code) => `\`${code}\``).join(', ')}.` }),
+      retry ? RETRY_HEADERS : ENVELOPE_HEADERS,
+    )
   }
-  return { ...failures, 200: withHeaders(successModel(data), ENVELOPE_HEADERS) } as unknown as FailureResponses<Code | (typeof EVERY_ROUTE)[number]> & { 200: ReturnType<typeof successModel<Data>> }
+  return { ...failures, 200: withHeaders(successModel(data), ENVELOPE_HEADERS) } as unknown as Responses<Data, Code>
 }

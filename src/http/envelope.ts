@@ -12,8 +12,12 @@ export type Mode = typeof ModeModel.static
 export interface RequestState {
   requestId: string
   startedAt: number
+  /** The clock reading the request was admitted at; every write it makes is stamped with it. */
+  admittedAt: number
   mode: Mode
   session: { id: number; ref: string; expiresAt: number } | null
+  /** The session's cookie token, kept in memory only: it keys the hash of an Idempotency-Key. */
+  sessionToken: string | null
   rate: RateStatus | null
 }
 

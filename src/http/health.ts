@@ -1,14 +1,13 @@
-/** @module `GET /healthz` (the process answers) and `GET /readyz` (the database takes a write lock). */
+/** @module `GET /healthz` (the process answers) and `GET /readyz` (the database takes a write). */
 import { Elysia } from 'elysia'
-import { immediate } from '../storage/driver'
-import type { Services } from '../services'
+import type { Storage } from '../storage/storage'
 
-export function healthRoutes(services: Services) {
+export function healthRoutes(storage: Storage) {
   return new Elysia({ name: 'health-routes' })
     .get('/healthz', () => ({ status: 'ok' }))
-    .get('/readyz', ({ set }) => {
+    .get('/readyz', async ({ set }) => {
       try {
-        immediate(services.db, () => services.db.prepare('SELECT 1').get())
+        await storage.ping()
         return { status: 'ready' }
       } catch {
         set.status = 503

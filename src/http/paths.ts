@@ -1,15 +1,49 @@
-/** @module The sandbox's public routes, in one place for the router and the 405 answer. */
+/** @module The sandbox's public routes, in one place for the router, the 405 answer and the log. */
 
 export const PATHS = {
   session: '/api/sandbox/session',
   search: '/api/sandbox/plans/search',
   issue: '/api/sandbox/policy/new',
   modify: '/api/sandbox/policy/:policy_ref/modify',
+  read: '/api/sandbox/policy/:policy_ref/read',
+  certificate: '/api/sandbox/policy/:policy_ref/documents/policy_certificate',
 } as const
 
-const KNOWN = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, /^\/api\/sandbox\/policy\/[^/]+\/modify$/]
+/** The documentation: the OpenAPI document and the docs page for people (with its two assets). */
+export const DOCS_PATH = '/api/sandbox/docs'
+export const SPEC_PATH = '/api/sandbox/openapi.json'
 
-/** True for a path the sandbox serves (with POST), so another method is 405 rather than 404. */
-export function isSandboxRoute(path: string): boolean {
-  return KNOWN.some((pattern) => pattern.test(path))
+/** The form of a `policy_ref`, the only reference a path carries. */
+export const POLICY_REF = /^pol_sbx_[0-9a-f]{20}$/
+
+const KNOWN = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|read|documents\/policy_certificate)$/]
+const DOCUMENTS = new Set([SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
+
+/** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */
+export function allowedMethod(path: string): 'POST' | 'GET' | undefined {
+  if (KNOWN.some((pattern) => pattern.test(path))) return 'POST'
+  return DOCUMENTS.has(path) ? 'GET' : undefined
+}
+
+/**
+ * The path of a request URL. Not Elysia's `path`, which assumes `scheme://host` ahead of it: without
+ * a usable Host (HTTP/1.0, an empty `Host:`) Bun hands over a bare `/api/...`, whose first segments
+ * Elysia then cuts off.
+ */
+export function pathOf(url: string): string {
+  const start = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2)
+  if (start < 0) return '/'
+  const query = url.indexOf('?', start)
+  return url.slice(start, query < 0 ? undefined : query)
+}
+
+const ROUTE_WORDS = new Set([...Object.values(PATHS), ...DOCUMENTS, '/healthz', '/readyz'].flatMap((path) => path.split('/')))
+
+/**
+ * The path as logged: our own routes' words and well-formed references only; any other segment (an
+ * e-mail in place of a `policy_ref`, say) becomes a placeholder, so that no caller text is logged.
+ */
+export function loggedPath(path: string): string {
+  const placeholder = KNOWN[3]!.test(path) ? ':policy_ref' : ':segment'
+  return path.split('/').map((segment) => (ROUTE_WORDS.has(segment) || POLICY_REF.test(segment) ? segment : placeholder)).join('/')
 }

@@ -1,20 +1,20 @@
 /**
  * @module The request pipeline every sandbox route shares, in the contract's order: route and
- * method (the router), session expiry, rate limit, body size and media type, JSON parse, personal
+ * method (the router); then session expiry and the rate limit (the session guard,
+ * modules/session/guard.ts); then `bodyReader`: body size and media type, JSON parse, personal
  * data; then the route's schema validation and handler. Errors from any step become the envelope.
  */
 import { randomBytes } from 'node:crypto'
-import { Elysia, type Cookie } from 'elysia'
+import { Elysia } from 'elysia'
 import { ApiError } from '../errors'
 import { rejectPersonalData } from '../domain/personal-data'
-import { SESSION_COOKIE, lookupSession, mintSession } from '../modules/session/service'
-import type { Services } from '../services'
-import { arrivedOverHttps, clientAddress, networkOf } from './client-address'
-import { failure, rateLimitHeaders, type RequestState } from './envelope'
 import type { RateStatus } from '../domain/rate-window'
+import type { Services } from '../services'
+import { networkKey } from './client-address'
+import { failure, rateLimitHeaders, type RequestState } from './envelope'
 import { toApiError } from './error-mapping'
 import { readJsonBody } from './request-body'
-import { PATHS } from './paths'
+import { allowedMethod, loggedPath, pathOf } from './paths'
 
 /** Header budget: more than any client needs, less than any runtime lets through. */
 export const MAX_HEADER_FIELDS = 100
@@ -39,99 +39,72 @@ function refuseHeaderFloods(headers: Headers): void {
 /** Placeholder body: Elysia must not read the stream before the session and rate checks. */
 const BODY_DEFERRED = Symbol('body deferred')
 
-export function createPipeline(services: Services) {
-  const { config, clock, sessions, rates } = services
-  const states = new WeakMap<Request, RequestState>()
+/** What the pipeline knows of each request in flight. */
+const states = new WeakMap<Request, RequestState>()
 
-  const networkKey = (request: Request) =>
-    `n:${networkOf(clientAddress(request, services.peerAddress(request), config.trustProxy))}`
+/** The state of a request the pipeline has seen. */
+export function stateOf(request: Request): RequestState {
+  return states.get(request)!
+}
+
+export function createPipeline(services: Pick<Services, 'config' | 'clock' | 'storage' | 'insurer' | 'log' | 'peerAddress'>) {
+  const { config, clock, storage } = services
 
   /** The network's allowance for an answer refused before the rate check; unknown when storage fails. */
-  function allowanceOrFull(request: Request): RateStatus {
+  async function allowanceOrFull(request: Request): Promise<RateStatus> {
     const now = clock()
     try {
-      return rates.peek([networkKey(request)], now)
+      return await storage.allowance([networkKey(request, services.peerAddress(request), config.trustProxy)], now)
     } catch {
       return { admitted: false, limit: config.rateLimit, remaining: config.rateLimit, resetAt: now }
     }
   }
 
-  /** Session expiry, then the rate limit; a session is created only for an admitted request. */
-  function admit(state: RequestState, request: Request, cookie: Cookie<unknown>, explicitCreate: boolean, headers: Record<string, unknown>) {
-    const now = clock()
-    const found = explicitCreate ? { kind: 'none' as const } : lookupSession(sessions, cookie.value, now)
-    const network = networkKey(request)
-    const cookieAttributes = {
-      httpOnly: true,
-      sameSite: 'strict' as const,
-      path: '/',
-      secure: arrivedOverHttps(request, config.trustProxy),
-    }
-    if (found.kind === 'expired') {
-      cookie.set({ ...cookieAttributes, value: '', maxAge: 0 })
-      throw new ApiError('session_expired', 'This session has ended. Call again without the cookie, or create a new session.')
-    }
-    const live = found.kind === 'live' ? found.session : null
-    state.session = live
-    // A new session is minted only for an admitted request; its counter is empty until then.
-    const { status, admitted } = rates.admit(live ? [`s:${live.ref}`, network] : [network], now, () => {
-      if (live) return { admitted: { session: live, token: null as string | null } }
-      const minted = mintSession()
-      const session = sessions.insert(minted.ref, minted.tokenHash, now, now + config.sessionTtlSeconds * 1000)
-      return { admitted: { session, token: minted.token }, newKey: `s:${session.ref}` }
-    })
-    state.rate = status
-    Object.assign(headers, rateLimitHeaders(status, config.rateWindowSeconds, now))
-    if (!admitted) {
-      throw new ApiError('rate_limited', `Fair-use limit: ${status.limit} requests per ${config.rateWindowSeconds / 60} minutes per session and per network.`, undefined, status.retryAfter)
-    }
-    state.session = admitted.session
-    if (admitted.token) cookie.set({ ...cookieAttributes, value: admitted.token, maxAge: config.sessionTtlSeconds })
-  }
-
   return new Elysia({ name: 'sandbox-pipeline' })
     .onRequest(({ request, set }) => {
       const requestId = `req_${randomBytes(12).toString('hex')}`
-      states.set(request, { requestId, startedAt: performance.now(), mode: services.insurer ? 'uat_gateway' : 'simulation', session: null, rate: null })
+      states.set(request, { requestId, startedAt: performance.now(), admittedAt: clock(), mode: services.insurer ? 'uat_gateway' : 'simulation', session: null, sessionToken: null, rate: null })
       Object.assign(set.headers, { 'x-request-id': requestId, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
       refuseHeaderFloods(request.headers)
     })
     .onParse({ as: 'global' }, () => BODY_DEFERRED)
-    .derive({ as: 'global' }, ({ request, cookie, path, set }) => {
-      const state = states.get(request)!
-      admit(state, request, cookie[SESSION_COOKIE]!, path === PATHS.session, set.headers)
-      return { sandbox: state }
-    })
-    .onTransform({ as: 'global' }, async (context) => {
-      const body = await readJsonBody(context.request)
-      rejectPersonalData(body)
-      context.body = body
-    })
-    .onError({ as: 'global' }, ({ code, error, request, set, path }) => {
-      const state = states.get(request)!
+    .onError({ as: 'global' }, async ({ code, error, request, set }) => {
+      const state = stateOf(request)
+      const path = pathOf(request.url)
       const apiError = toApiError(code, error, path, state.requestId, services.log)
-      const rate = state.rate ?? allowanceOrFull(request)
+      const rate = state.rate ?? (await allowanceOrFull(request))
       Object.assign(set.headers, rateLimitHeaders(rate, config.rateWindowSeconds, clock()))
       if (apiError.retryAfter !== undefined) set.headers['retry-after'] = String(apiError.retryAfter)
-      if (apiError.code === 'method_not_allowed') set.headers.allow = 'POST'
-      // A client too slow to send its body gets the connection closed after the answer.
-      if (apiError.code === 'request_timeout') set.headers.connection = 'close'
+      if (apiError.code === 'method_not_allowed') set.headers.allow = allowedMethod(path)!
+      // A client too slow to send its body, or declaring one too large to read, gets the connection
+      // closed after the answer: what it has not sent or we have not read can never be a request.
+      // A chunked body is cut at the limit instead: closing while its chunks still arrive would reset
+      // the connection and lose the 413 at the client (seen on Bun under load).
+      if (apiError.code === 'request_timeout' || (apiError.code === 'payload_too_large' && request.headers.has('content-length'))) {
+        set.headers.connection = 'close'
+      }
       set.status = apiError.status
       return failure(state, rate, apiError)
     })
-    .onAfterResponse({ as: 'global' }, ({ request, set, path }) => {
+    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
       const state = states.get(request)
       if (!state) return
-      services.log(JSON.stringify({
-        time: new Date().toISOString(),
+      services.log({
         request_id: state.requestId,
         method: request.method,
-        path,
+        path: loggedPath(pathOf(request.url)),
         status: set.status ?? 200,
         duration_ms: Math.round((performance.now() - state.startedAt) * 100) / 100,
         session_ref: state.session?.ref ?? null,
-      }))
+      })
     })
 }
 
-export type Pipeline = ReturnType<typeof createPipeline>
+/** Reads the body once the session guard has admitted the request, and refuses personal data. */
+export const bodyReader = new Elysia({ name: 'sandbox-body' })
+  .onTransform({ as: 'global' }, async (context) => {
+    const body = await readJsonBody(context.request)
+    rejectPersonalData(body)
+    context.body = body
+  })
+

@@ -8,7 +8,20 @@ import { childPath, type ErrorDetail } from '../errors'
 interface SchemaError {
   type: number
   path: string
-  schema: { 'x-issue'?: string; type?: string }
+  schema: {
+    'x-issue'?: string
+    type?: string
+    /**
+     * On a union whose members each fix this property to a constant. (Not OpenAPI's `discriminator`,
+     * which needs every member to be a named schema.)
+     */
+    'x-discriminator'?: string
+    anyOf?: { properties?: Record<string, { const?: unknown }> }[]
+  }
+  /** The value at `path`: read only to pick a union's member, never reported. */
+  value?: unknown
+  /** For a union: each member's own errors. */
+  errors?: Iterable<SchemaError>[]
 }
 
 /** `/travellers/2/age` → `travellers[2].age`; the body itself is `$`. */
@@ -29,12 +42,37 @@ function describe(error: SchemaError): string {
   }
 }
 
+/**
+ * A value that matches no member of a discriminated union: the problems of the member its
+ * discriminator names (`new_end_date` "is required for extend_end_date"), or of the discriminator.
+ */
+function discriminatedDetails(error: SchemaError, key: string): ErrorDetail[] {
+  const members = error.schema.anyOf ?? []
+  const value = error.value
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ field: pointerToPath(error.path), issue: describe(error) }]
+  const chosen = (value as Record<string, unknown>)[key]
+  const index = members.findIndex((member) => member.properties?.[key]?.const === chosen)
+  const field = pointerToPath(`${error.path}/${key}`)
+  if (index < 0) {
+    const allowed = members.map((member) => member.properties?.[key]?.const).join(', ')
+    return [{ field, issue: chosen === undefined ? 'is required' : `must be one of: ${allowed}` }]
+  }
+  const otherFields = new Set(members.flatMap((member) => Object.keys(member.properties ?? {})))
+  return [...error.errors![index]!].map((inner) => {
+    const issue = inner.type === ValueErrorType.ObjectRequiredProperty ? `is required for ${chosen}`
+      : inner.type === ValueErrorType.ObjectAdditionalProperties && otherFields.has(inner.path.split('/').pop()!) ? `is not used by ${chosen}`
+        : describe(inner)
+    return { field: pointerToPath(inner.path), issue }
+  })
+}
+
 /** One detail per field, the first problem found for it (a missing field is only "required"). */
 export function detailsFromSchemaErrors(errors: SchemaError[]): ErrorDetail[] {
   const byField = new Map<string, string>()
   for (const error of errors) {
-    const field = pointerToPath(error.path)
-    if (!byField.has(field)) byField.set(field, describe(error))
+    const key = error.type === ValueErrorType.Union ? error.schema['x-discriminator'] : undefined
+    const details = key && error.errors ? discriminatedDetails(error, key) : [{ field: pointerToPath(error.path), issue: describe(error) }]
+    for (const { field, issue } of details) if (!byField.has(field)) byField.set(field, issue)
   }
   return [...byField].map(([field, issue]) => ({ field, issue }))
 }

@@ -1,71 +1,32 @@
 /**
- * @module The expiry sweep: deletes, in bounded batches, what expired sessions own and rate hits
- * that left their window. An expired session's token hash is kept for a day so that a late call
- * still gets `session_expired`; lookups never depend on the sweep having run.
+ * @module The expiry sweep's rules, shared by the engines: what it keeps, how much one batch may
+ * take, and the loop that runs batches while leaving room for requests.
  */
-import { immediate, type SqliteDriver } from './driver'
-import { rateCounterTidier } from './rate-limits'
+import type { SweepResult } from './storage'
 
+/** An expired session's token hash is kept this long, so that a late call still gets `session_expired`. */
 export const TOMBSTONE_MS = 24 * 60 * 60 * 1000
 /**
- * Sessions per batch: each batch holds the event loop while it runs (about 0.2 ms a session on
- * tmpfs, bench/run.ts), and requests run between batches.
+ * Sessions per batch: each batch is one short transaction (on SQLite it holds the write lock, about
+ * 0.2 ms a session on tmpfs, bench/run.ts), and requests run between batches.
  */
 export const BATCH = 50
 
-export interface SweepResult {
-  sessionsPurged: number
-  sessionsForgotten: number
-  rateHitsDeleted: number
-}
+export type SweepBatch = (now: number) => Promise<SweepResult & { done: boolean }>
 
-export function sweeper(db: SqliteDriver, windowMs: number, withHeadroom: <T>(work: () => T) => T = (work) => work()) {
-  const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
-  const owned = ['quotes', 'policies', 'idempotency'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
-  const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
-  const forget = db.prepare(
-    'DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purged = 1 AND expires_at <= ? LIMIT ?)',
-  )
-  const tidyCounters = rateCounterTidier(db, windowMs)
-  // Rate counters are walked in key order, one page a batch; '' starts a new pass.
-  let counterCursor = ''
-
-  /** One bounded batch of each kind, in one short transaction; `done` once nothing is left. */
-  function batch(now: number): SweepResult & { done: boolean } {
-    return withHeadroom(() => immediate(db, () => {
-      const ids = expired.all(now, BATCH)
-      for (const { id } of ids) {
-        for (const statement of owned) statement.run(id)
-        markPurged.run(id)
-      }
-      const forgotten = forget.run(now - TOMBSTONE_MS, BATCH).changes
-      const tidied = tidyCounters(counterCursor, BATCH * 10, now)
-      counterCursor = tidied.next ?? ''
-      return {
-        sessionsPurged: ids.length,
-        sessionsForgotten: forgotten,
-        rateHitsDeleted: tidied.hitsDeleted,
-        done: ids.length < BATCH && forgotten < BATCH && tidied.next === null,
-      }
-    }))
+/** Runs batches until nothing is left, resting between them so that requests go first. */
+export async function sweepInBatches(batch: SweepBatch, now: number): Promise<SweepResult> {
+  const total: SweepResult = { sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 }
+  for (;;) {
+    const started = performance.now()
+    const swept = await batch(now)
+    total.sessionsPurged += swept.sessionsPurged
+    total.sessionsForgotten += swept.sessionsForgotten
+    total.rateHitsDeleted += swept.rateHitsDeleted
+    if (swept.done) return total
+    // Rest as long as the batch ran: the sweep takes at most half of the process's time, and the
+    // WAL it writes grows no faster than the checkpointer copies it back (bench/run.ts: the
+    // worst request during a sweep of 30,000 sessions on disk 105 → 80 ms).
+    await new Promise((resolve) => setTimeout(resolve, performance.now() - started))
   }
-
-  /** Sweeps until nothing is left, resting between batches so that requests go first. */
-  async function sweep(now: number): Promise<SweepResult> {
-    const total: SweepResult = { sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 }
-    for (;;) {
-      const started = performance.now()
-      const swept = batch(now)
-      total.sessionsPurged += swept.sessionsPurged
-      total.sessionsForgotten += swept.sessionsForgotten
-      total.rateHitsDeleted += swept.rateHitsDeleted
-      if (swept.done) return total
-      // Rest as long as the batch ran: the sweep takes at most half of the process's time, and the
-      // WAL it writes grows no faster than the checkpointer copies it back (bench/run.ts: the
-      // worst request during a sweep of 30,000 sessions on disk 105 → 80 ms).
-      await new Promise((resolve) => setTimeout(resolve, performance.now() - started))
-    }
-  }
-
-  return { batch, sweep }
 }

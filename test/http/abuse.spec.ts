@@ -54,6 +54,18 @@ test.describe('bodies over 16 KiB: 413 payload_too_large in the envelope, before
     expectRawError(result.responses[0]!, 413, 'payload_too_large')
   })
 
+  test('a lying 10 MB Content-Length: 413, then the connection is closed (the unread rest is never a request)', async ({ baseURL }) => {
+    test.fail(currentTarget() === 'deno', 'Deno.serve keeps the connection open whatever the answer says (Connection: close)')
+    const result = await rawExchange(portOf(baseURL!), [
+      rawHead(PATH.search, { ...json, 'Content-Length': 10 * 1024 * 1024, 'X-Forwarded-For': uniqueNetwork() }),
+      paddedSearch(2048).slice(0, 1024),
+    ], { deadlineMs: 5_000 })
+    expect(result.responses.length, result.bytes.toString('latin1').slice(0, 300)).toBe(1)
+    expectRawError(result.responses[0]!, 413, 'payload_too_large')
+    expect(result.responses[0]!.headers.connection).toBe('close')
+    expect(result.ended, `closed by the server, not left open (${result.ms} ms)`).not.toBe('deadline')
+  })
+
   test('an honest Content-Length over the limit with the whole body sent', async ({ baseURL }) => {
     const body = paddedSearch(LIMIT + 1)
     const result = await rawExchange(portOf(baseURL!), [
@@ -81,7 +93,11 @@ test.describe('bodies over 16 KiB: 413 payload_too_large in the envelope, before
       rawHead(PATH.search, { ...json, 'Content-Length': 10, 'X-Forwarded-For': uniqueNetwork() }), body,
     ], { deadlineMs: SLOW_CLIENT_BOUND_MS + 5_000 })
     expect(result.responses.length, `an answer to the declared request; got: ${result.bytes.toString('latin1').slice(0, 300)}`).toBeGreaterThanOrEqual(1)
-    expectRawError(result.responses[0]!, 400, 'invalid_json')
+    // On a database server (pg) the answer is still pending when Bun parses the rest: Bun's own
+    // parser then refuses it with a plain 400 and drops the pending answer (the Bun limit README
+    // "Reliability" describes for pipelined requests). Elsewhere the answer is the envelope.
+    if (currentTarget() === 'pg' && !result.responses[0]!.text) expect(result.responses[0]!.status).toBe(400)
+    else expectRawError(result.responses[0]!, 400, 'invalid_json')
     // The rest is not a request: refused (never a 200 or 5xx) or dropped, and the connection ends in bounded time.
     for (const later of result.responses.slice(1)) expect(later.status).toBeGreaterThanOrEqual(400)
     for (const later of result.responses.slice(1)) expect(later.status).toBeLessThan(500)
@@ -215,4 +231,34 @@ test.describe('legal but unusual requests route as usual', () => {
       expect(JSON.parse(answer.text).data.session_ref).toMatch(/^sbx_/)
     }
   })
+})
+
+test.describe('requests without a usable Host are served like any other', () => {
+  // RFC 9112 §3.2: HTTP/1.0 needs no Host, and an empty `Host:` is allowed. Bun then gives the app a
+  // bare path as the request URL.
+  const heads = {
+    'HTTP/1.0 without Host': (path: string, headers: string) => `POST ${path} HTTP/1.0\r\n${headers}\r\n`,
+    'HTTP/1.1 with an empty Host': (path: string, headers: string) => `POST ${path} HTTP/1.1\r\nHost:\r\nConnection: close\r\n${headers}\r\n`,
+    'HTTP/1.1 with a malformed Host': (path: string, headers: string) => `POST ${path} HTTP/1.1\r\nHost: a b/c?d\r\nConnection: close\r\n${headers}\r\n`,
+  }
+  for (const [name, head] of Object.entries(heads)) {
+    test(name, async ({ baseURL }) => {
+      const port = portOf(baseURL!)
+      const send = async (path: string, body = '', method = 'POST') => {
+        const headers = `X-Forwarded-For: ${uniqueNetwork()}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
+        const result = await rawExchange(port, [head(path, headers).replace(/^POST/, method) + body], { deadlineMs: 5_000, responses: 1 })
+        expect(result.responses.length, result.bytes.toString('latin1').slice(0, 300)).toBe(1)
+        return result.responses[0]!
+      }
+      const search = await send(PATH.search, JSON.stringify({ trip: tripFrom(5, 3), travellers: [{ age: 30 }] }))
+      expect(search.status, search.text.slice(0, 300)).toBe(200)
+      expect(JSON.parse(search.text).data.plans.length).toBeGreaterThan(0)
+      expect((await send(PATH.session)).status).toBe(200)
+      expectRawError(await send(PATH.modify('pol_sbx_00000000000000000000'), '{"scenario":"extend_end_date","new_end_date":"2030-01-01"}'), 404, 'policy_not_found')
+      const wrongMethod = await send(PATH.session, '', 'PUT')
+      expectRawError(wrongMethod, 405, 'method_not_allowed')
+      expect(wrongMethod.headers.allow).toBe('POST')
+      expectRawError(await send('/api/sandbox/nope'), 404, 'not_found')
+    })
+  }
 })

@@ -5,7 +5,7 @@
  */
 import { test, expect } from './support/fixtures'
 import { startServer } from './support/server'
-import { PATH, call, expectError, expectOk, removeDatabase, scratchDatabase, sleep, tripFrom, uniqueNetwork, type Reply } from './support/hardening'
+import { PATH, call, databaseBytes, expectError, expectOk, removeDatabase, scratchDatabase, sleep, tripFrom, uniqueNetwork, type Reply } from './support/hardening'
 
 /** Values that must never be logged: each appears only in a request the server refuses. */
 const MARK = 'Zqxlog'
@@ -15,6 +15,14 @@ const PERSONAL = {
   passport: `${MARK}P1234567`,
   phone: `+91 98${MARK}`,
   country: `${MARK}XX`,
+}
+/** Accepted, but never logged nor stored as is: an e-mail-shaped Idempotency-Key. */
+const EMAIL_KEY = `${MARK.toLowerCase()}.key@example.org`
+
+/** How a path is logged: a segment that is neither our route's word nor a reference is a placeholder. */
+const LOGGED: Record<string, string> = {
+  '/api/sandbox/nope': '/api/sandbox/:segment',
+  [PATH.modify(PERSONAL.email)]: '/api/sandbox/policy/:policy_ref/modify',
 }
 
 interface LogLine {
@@ -46,7 +54,12 @@ test.describe('logs', () => {
       const token = opened.token!
       const sessionRef = expectOk(opened).session_ref
       const plans = expectOk(await send(PATH.search, { body: { trip, travellers: [{ age: 30 }] }, cookie: token })).plans
-      const policy = expectOk(await send(PATH.issue, { body: { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }], partner_reference: 'BK-LOG-1' }, cookie: token }))
+      const issue = { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }], partner_reference: 'BK-LOG-1' }
+      const policy = expectOk(await send(PATH.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token }))
+      expect(expectOk(await send(PATH.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token })).policy_ref).toBe(policy.policy_ref)
+      expectOk(await send(PATH.modify(policy.policy_ref), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-2' }, headers: { 'idempotency-key': `m.${EMAIL_KEY}` }, cookie: token }))
+      // An e-mail where a policy_ref belongs.
+      expectError(await send(PATH.modify(PERSONAL.email), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-3' }, cookie: token }), 404, 'policy_not_found')
 
       // Refused bodies full of personal data, at several depths and on every endpoint.
       expectError(await send(PATH.issue, {
@@ -87,7 +100,7 @@ test.describe('logs', () => {
         const mine = requestLines.filter((line) => line.request_id === requestId)
         expect(mine.length, `one log line for ${method} ${path} (${requestId})`).toBe(1)
         const line = mine[0]!
-        expect({ method: line.method, path: line.path, status: line.status }).toEqual({ method, path: path.split('?')[0], status: reply.status })
+        expect({ method: line.method, path: line.path, status: line.status }).toEqual({ method, path: LOGGED[path] ?? path.split('?')[0], status: reply.status })
         expect(typeof line.duration_ms).toBe('number')
         expect(line.duration_ms).toBeGreaterThanOrEqual(0)
         expect(line.session_ref === null || /^sbx_[0-9a-f]+$/.test(line.session_ref)).toBe(true)
@@ -98,8 +111,11 @@ test.describe('logs', () => {
 
       // Nothing from a refused body, and no token (live, forged or expired) anywhere in the output.
       const output = server.output()
-      const secrets = [...Object.values(PERSONAL), MARK, MARK.toLowerCase(), token, forged, ...sent.map(({ reply }) => reply.token).filter((value): value is string => !!value)]
+      const secrets = [...Object.values(PERSONAL), EMAIL_KEY, MARK, MARK.toLowerCase(), token, forged, ...sent.map(({ reply }) => reply.token).filter((value): value is string => !!value)]
       expect(secrets.filter((secret) => output.includes(secret))).toEqual([])
+      // Nor at rest: the database (and its WAL) never holds the key, the e-mail or the token.
+      const stored = databaseBytes(dbPath).toString('latin1')
+      expect(secrets.filter((secret) => stored.includes(secret))).toEqual([])
     } finally {
       await server.stop('SIGKILL')
       removeDatabase(dbPath)

@@ -64,6 +64,20 @@ test.describe('request framing errors', () => {
     }
   })
 
+  test('method_not_allowed (405) with Allow: GET for another method on the documentation, counting nothing', async ({ request }) => {
+    const first = await ok(await request.post(API.session))
+    for (const path of ['/api/sandbox/openapi.json', '/api/sandbox/docs', '/api/sandbox/docs/swagger-ui.css', '/api/sandbox/docs/swagger-ui-bundle.js']) {
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        const response = await request.fetch(path, { method })
+        await fails(response, 405, 'method_not_allowed')
+        expect(response.headers()['allow'], `${method} ${path}`).toBe('GET')
+        expect(sessionCookie(response)).toBeUndefined()
+      }
+    }
+    const next = await ok(await request.post(API.search, { data: searchBody() }))
+    expect(next.meta.rate_limit.remaining).toBe(first.meta.rate_limit.remaining - 1)
+  })
+
   test('route errors are not counted against the allowance', async ({ request }) => {
     const first = await ok(await request.post(API.session))
     await fails(await request.get(API.search), 405, 'method_not_allowed')

@@ -143,6 +143,7 @@ test.describe('fair use with a short window (5 per 2 seconds)', () => {
     const secondBatchDone = Date.now()
     const denied = await refused(await call(), created.meta.rate_limit.reset_at)
     expect(denied.meta.rate_limit.limit).toBe(5)
+    expect(denied.error.message).toContain('5 requests per 2 seconds')
 
     // Once the first three have left the window, exactly three are admitted again: the two
     // from the second batch still count (a fixed window would have freed all five).

@@ -1,13 +1,14 @@
 /**
  * Security headers and the session cookie (issue #4): what every response carries and never
  * carries, the cookie's attributes (Secure only for HTTPS from a trusted proxy), the token's
- * strength, and that the raw token is never written to the database file.
+ * strength, and that the raw token is never written to the database (the SQLite file, or every row on PostgreSQL).
  */
 import { test, expect } from './support/fixtures'
 import { startServer } from './support/server'
 import {
-  PATH, call, databaseBytes, expectOk, removeDatabase, scratchDatabase, tripFrom, uniqueNetwork, type Reply,
+  PATH, call, expectOk, removeDatabase, scratchDatabase, tripFrom, uniqueNetwork, type Reply,
 } from './support/hardening'
+import { storeBytes } from './support/store'
 
 /** The attributes of the `sbx_session` Set-Cookie line, names lower-cased. */
 function cookieAttributes(reply: Reply): { value: string; attributes: Record<string, string | true> } {
@@ -119,7 +120,7 @@ test.describe('the session cookie', () => {
     }
   })
 
-  test('no raw token anywhere in the database file, its -wal or its -shm', async () => {
+  test('no raw token anywhere in the database (the SQLite file, its -wal and -shm; every row on PostgreSQL)', async () => {
     const dbPath = scratchDatabase('security-tokens')
     const server = await startServer({ SANDBOX_DB_PATH: dbPath })
     const tokens: string[] = []
@@ -135,12 +136,12 @@ test.describe('the session cookie', () => {
       const leaks = (bytes: Buffer) => tokens.filter((token) =>
         bytes.includes(token) || bytes.includes(Buffer.from(token, 'base64url')) || bytes.includes(Buffer.from(token, 'base64url').toString('hex')))
       // While running (the -wal holds the recent writes) ...
-      const running = databaseBytes(dbPath)
+      const running = await storeBytes(dbPath)
       expect(running.length).toBeGreaterThan(0)
       expect(leaks(running)).toEqual([])
       // ... and after a clean stop has checkpointed everything into the main file.
       expect(await server.stop('SIGTERM')).toBe(0)
-      expect(leaks(databaseBytes(dbPath))).toEqual([])
+      expect(leaks(await storeBytes(dbPath))).toEqual([])
     } finally {
       await server.stop('SIGKILL')
       removeDatabase(dbPath)

@@ -81,11 +81,62 @@ test.describe('sessions', () => {
     expect(error.details).toEqual([{ field: 'ttl', issue: expect.any(String) }])
   })
 
+  test('a failed explicit creation keeps the session and cookie the caller had, and counts like any call', async ({ request }) => {
+    const { policy, trip } = await issuePolicy(request)
+    const before = await ok(await request.post(API.search, { data: searchBody() }))
+    for (const [body, status, code] of [[{ x: 1 }, 422, 'validation_failed'], ['{', 400, 'invalid_json'], [{ email: 'a@b.example' }, 422, 'pii_not_allowed']] as const) {
+      const refused = await request.post(API.session, typeof body === 'string' ? { data: Buffer.from(body), headers: { 'content-type': 'application/json' } } : { data: body })
+      await fails(refused, status, code)
+      expect(sessionCookie(refused), `no new cookie for a ${code}`).toBeUndefined()
+    }
+    // The earlier session still resolves its policy; the three refusals were counted against the network.
+    const moved = await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) } }))
+    expect(moved.meta.session_expires_at).toBe(before.meta.session_expires_at)
+    expect(moved.meta.rate_limit.remaining).toBe(before.meta.rate_limit.remaining - 4)
+  })
+
   test('references belong to the session that created them', async ({ request }) => {
     const { policy, trip } = await issuePolicy(request)
     const move = { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) }
     // A new explicit session replaces the cookie: the old policy is not resolvable from it.
     await ok(await request.post(API.session))
     await fails(await request.post(API.modify(policy.policy_ref), { data: move }), 404, 'policy_not_found')
+  })
+})
+
+test.describe('short sessions (lifetime_minutes)', () => {
+  test('a session of 1 to 60 minutes: expires_at, limits.session_minutes, meta and the cookie all say so', async ({ request }) => {
+    for (const minutes of [1, 7, 60]) {
+      const response = await request.post(API.session, { data: { lifetime_minutes: minutes } })
+      const body = await ok(response)
+      expect(body.data.limits).toEqual({ requests: 30, window_minutes: 10, session_minutes: minutes })
+      expect(Math.abs(Date.parse(body.data.expires_at) - (Date.now() + minutes * 60_000))).toBeLessThan(5_000)
+      expect(body.meta.session_expires_at).toBe(body.data.expires_at)
+      expect(sessionCookie(response)).toContain(`Max-Age=${minutes * 60}`)
+      // The calls that follow run in it.
+      expect((await ok(await request.post(API.search, { data: searchBody() }))).meta.session_expires_at).toBe(body.data.expires_at)
+    }
+  })
+
+  test('never longer than the server runs sessions: 5 minutes on a 30-second server is 30 seconds', async ({ launch, newClient }) => {
+    const server = await launch('short-session-cap', { SANDBOX_SESSION_TTL_SECONDS: '30' })
+    const client = await newClient({ baseURL: server.url })
+    const response = await client.post(API.session, { data: { lifetime_minutes: 5 } })
+    const body = await ok(response)
+    expect(body.data.limits.session_minutes).toBe(0.5)
+    expect(sessionCookie(response)).toContain('Max-Age=30')
+  })
+
+  test('anything but a whole number from 1 to 60 is validation_failed, never repeated, and the caller keeps its session', async ({ request }) => {
+    const kept = await ok(await request.post(API.session))
+    for (const value of [0, 61, 1.5, '5', null, -3]) {
+      const response = await request.post(API.session, { data: { lifetime_minutes: value } })
+      const error = await fails(response, 422, 'validation_failed')
+      expect(error.details).toEqual([{ field: 'lifetime_minutes', issue: 'must be a whole number of minutes from 1 to 60' }])
+      expect(sessionCookie(response)).toBeUndefined()
+    }
+    const error = await fails(await request.post(API.session, { data: { lifetime_minutes: 5, ttl: 5 } }), 422, 'validation_failed')
+    expect(error.details).toEqual([{ field: 'ttl', issue: 'is not an accepted field' }])
+    expect((await ok(await request.post(API.search, { data: searchBody() }))).meta.session_expires_at).toBe(kept.data.expires_at)
   })
 })

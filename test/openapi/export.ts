@@ -6,9 +6,9 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { createServices } from '../../src/services'
-import { openBunSqlite } from '../../src/storage/drivers/bun-sqlite'
+import { withStorage } from '../unit/support/storage'
 
-const app = createApp(createServices({ db: openBunSqlite(':memory:'), config: loadConfig({}), log: () => {} }))
+const app = createApp(createServices({ ...withStorage(loadConfig({})), log: () => {} }))
 const response = await app.handle(new Request('http://localhost/api/sandbox/openapi.json'))
 if (!response.ok) throw new Error(`openapi.json answered ${response.status}`)
 mkdirSync('.tmp', { recursive: true })

@@ -15,10 +15,18 @@ export async function accepted() {
   const ref: string | undefined = issued.data?.data.policy_ref
   const modified = await sandbox.api.sandbox.policy({ policy_ref: ref! }).modify.post({ scenario: 'extend_end_date', new_end_date: '2027-01-02' })
   const sequence: number | undefined = modified.data?.data.endorsement.sequence
-  const code: string | undefined = modified.error?.status === 404 ? modified.error.value.error.code : undefined
+  // At 404 modify can only say policy_not_found.
+  const code: 'policy_not_found' | undefined = modified.error?.status === 404 ? modified.error.value.error.code : undefined
   // @ts-expect-error a 404 answer carries no data
   if (modified.error?.status === 404) modified.error.value.data
-  return { sequence, code }
+  const read = await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({})
+  const history: { sequence: number; old_value: string | null; new_value: string }[] | undefined = read.data?.data.endorsements
+  const readCode: 'policy_not_found' | undefined = read.error?.status === 404 ? read.error.value.error.code : undefined
+  const certificate = await sandbox.api.sandbox.policy({ policy_ref: ref! }).documents.policy_certificate.post({})
+  const pdf: Uint8Array | null = certificate.data
+  const short = await sandbox.api.sandbox.session.post({ lifetime_minutes: 1 })
+  const minutes: number | undefined = short.data?.data.limits.session_minutes
+  return { sequence, code, history, readCode, pdf, minutes }
 }
 
 export async function refused() {
@@ -30,8 +38,16 @@ export async function refused() {
   await sandbox.api.sandbox.plans.search.post({ travellers: [{ age: 34 }] })
   // @ts-expect-error plan_id is required to issue
   await sandbox.api.sandbox.policy.new.post({ trip, travellers: [{ age: 34 }] })
+  // @ts-expect-error each scenario takes its own field, not another scenario's as well
+  await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).modify.post({ scenario: 'extend_end_date', new_end_date: '2027-01-02', destination_country: 'DE' })
+  // @ts-expect-error a scenario needs its own field
+  await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).modify.post({ scenario: 'correct_destination' })
   // @ts-expect-error scenarios come from a fixed list
   await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).modify.post({ scenario: 'change_name' })
   // @ts-expect-error the answer has no such field
   ;(await sandbox.api.sandbox.session.post({})).data?.data.token
+  // @ts-expect-error lifetime_minutes is a number
+  await sandbox.api.sandbox.session.post({ lifetime_minutes: '5' })
+  // @ts-expect-error the certificate is bytes, not an envelope
+  ;(await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).documents.policy_certificate.post({})).data?.data
 }

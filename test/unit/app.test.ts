@@ -58,18 +58,32 @@ describe('session expiry (fake clock)', () => {
     sandbox.setNow(START_MS + 60 * MINUTE) // no sweep has run
     expect((await sandbox.call(modify, body, { cookie: token })).body.error.code).toBe('session_expired')
 
-    await sandbox.services.sweeper.sweep(sandbox.now())
+    await sandbox.services.storage.sweep(sandbox.now())
     sandbox.setNow(START_MS + 60 * MINUTE + 23 * 60 * MINUTE)
     expect((await sandbox.call(modify, body, { cookie: token })).body.error.code).toBe('session_expired')
 
     // After 24 hours the token is forgotten: it is treated as no cookie, a new session begins,
     // and the old policy is not in it.
     sandbox.setNow(START_MS + 60 * MINUTE + 24 * 60 * MINUTE)
-    await sandbox.services.sweeper.sweep(sandbox.now())
+    await sandbox.services.storage.sweep(sandbox.now())
     const late = await sandbox.call(modify, body, { cookie: token })
     expect(late.status).toBe(404)
     expect(late.body.error.code).toBe('policy_not_found')
     expect(late.cookie).toBeTruthy()
+  })
+
+  test('a session asked to last one minute ends at that minute, to the millisecond', async () => {
+    const sandbox = inProcessApp()
+    const created = await sandbox.call('session', { lifetime_minutes: 1 })
+    expect(created.body.data.expires_at).toBe(iso(START_MS + MINUTE))
+    expect(created.body.data.limits.session_minutes).toBe(1)
+    const search = { trip: tripFrom(START_MS, 1, 5), travellers: [{ age: 30 }] }
+    sandbox.setNow(START_MS + MINUTE - 1)
+    expect((await sandbox.call('plans/search', search, { cookie: created.cookie })).status).toBe(200)
+    sandbox.setNow(START_MS + MINUTE)
+    const ended = await sandbox.call('plans/search', search, { cookie: created.cookie })
+    expect(ended.body.error.code).toBe('session_expired')
+    expect(ended.cookie).toBe('')
   })
 })
 
@@ -115,7 +129,7 @@ describe('rolling rate window (fake clock)', () => {
     const sandbox = inProcessApp({ SANDBOX_RATE_LIMIT: '2' })
     expect((await sandbox.call('session')).status).toBe(200)
     expect((await sandbox.call('session')).status).toBe(200)
-    const sessions = () => sandbox.services.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM sessions').get()!.n
+    const sessions = () => sandbox.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM sessions').get()!.n
     expect(sessions()).toBe(2)
 
     const refused = await sandbox.call('session')
@@ -208,7 +222,7 @@ describe('issue → modify flow', () => {
     expect(JSON.stringify(response.body)).not.toContain('Asha')
     expect(JSON.stringify(response.body)).not.toContain('asha@example.com')
     expect(sandbox.logs.join('\n')).not.toContain('asha@example.com')
-    expect(sandbox.services.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM policies').get()!.n).toBe(0)
+    expect(sandbox.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM policies').get()!.n).toBe(0)
   })
 })
 
@@ -231,7 +245,7 @@ describe('request checks in the app', () => {
     expect(noScenario.status).toBe(422)
     expect(noScenario.body.error.code).toBe('validation_failed')
     expect(noScenario.body.error.details.map((d: { field: string }) => d.field)).toContain('scenario')
-    const stored = sandbox.services.policies.find(sandbox.services.db.prepare<{ id: number }>('SELECT id FROM sessions').get()!.id, issued.body.data.policy_ref)!
+    const stored = (await sandbox.services.storage.policies.find(sandbox.db.prepare<{ id: number }>('SELECT id FROM sessions').get()!.id, issued.body.data.policy_ref))!
     expect(stored.status).toBe('issued')
     expect(stored.trip.end_date).toBe(trip.end_date)
   })

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       port: 3000,
       host: '0.0.0.0',
       dbPath: 'data/sandbox.db',
+      databaseUrl: null,
       dbMaxMegabytes: 0,
       rateLimit: 30,
       rateWindowSeconds: 600,
@@ -41,7 +42,7 @@ describe('loadConfig', () => {
         SANDBOX_SWEEP_INTERVAL_SECONDS: '7',
         SANDBOX_TRUST_PROXY: '2',
       }),
-    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, workers: 1, uat: null })
+    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', databaseUrl: null, dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, workers: 1, uat: null })
   })
 
   test('an empty numeric variable means its default', () => {
@@ -75,6 +76,12 @@ describe('loadConfig', () => {
     ['SANDBOX_TRUST_PROXY', 'true'],
     ['SANDBOX_TRUST_PROXY', '1000'],
     ['HOST', '   '],
+    ['HOST', '999.1.1.1'],
+    ['HOST', '1.2.3'],
+    ['HOST', 'a b'],
+    ['HOST', 'http://localhost'],
+    ['HOST', '-bad-.example'],
+    ['HOST', '::1::2'],
     ['SANDBOX_DB_PATH', '  '],
   ]
 
@@ -86,6 +93,10 @@ describe('loadConfig', () => {
     for (const other of ['PORT', 'HOST', 'SANDBOX_DB_PATH', 'SANDBOX_RATE_LIMIT', 'SANDBOX_RATE_WINDOW_SECONDS', 'SANDBOX_SESSION_TTL_SECONDS', 'SANDBOX_SWEEP_INTERVAL_SECONDS', 'SANDBOX_TRUST_PROXY']) {
       if (other !== name && !name.includes(other)) expect(error.message).not.toContain(other)
     }
+  })
+
+  test('HOST takes IPv4 and IPv6 addresses and host names', () => {
+    for (const host of ['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost', 'sandbox-1.internal', 'api']) expect(loadConfig({ HOST: host }).host).toBe(host)
   })
 
   test('a value with a line break still gives a one-line message', () => {

@@ -2,13 +2,14 @@ import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { createServices } from '../../src/services'
-import type { SqliteDriver } from '../../src/storage/driver'
-import { openBunSqlite } from '../../src/storage/drivers/bun-sqlite'
+import { openEmbedded } from '../../src/storage/drivers/bun'
+import type { SqliteDriver } from '../../src/storage/sqlite/driver'
 import { inProcessApp, tripFrom } from './support/app'
+import { embeddedStorage } from './support/storage'
 
 /** A driver whose every statement fails with `code` once `broken` is set. */
 function breakableDriver(code: string) {
-  const db = openBunSqlite(':memory:')
+  const db = openEmbedded(':memory:')
   const state = { broken: false }
   const fail = () => {
     if (state.broken) throw Object.assign(new Error(`${code}: disk I/O error`), { code })
@@ -31,7 +32,8 @@ function breakableDriver(code: string) {
 describe('answers when storage fails everywhere', () => {
   test('every answer is still an envelope: 503 storage_unavailable, or the route error with a nominal allowance', async () => {
     const { driver, state } = breakableDriver('SQLITE_IOERR')
-    const app = createApp(createServices({ db: driver, config: loadConfig({}), log: () => {} }))
+    const config = loadConfig({})
+    const app = createApp(createServices({ storage: embeddedStorage(config, driver).storage, config, log: () => {} }))
     state.broken = true
     const search = await app.handle(new Request('http://localhost/api/sandbox/plans/search', { method: 'POST' }))
     expect(search.status).toBe(503)
@@ -60,35 +62,62 @@ describe('check order', () => {
 })
 
 describe('a session that ends while the insurer answers', () => {
-  test('gets no policy written into it: session_expired, nothing stored', async () => {
-    let now = Date.parse('2026-11-22T10:00:00.000Z')
+  /**
+   * An app behind a stand-in insurer, on a clock the test holds; `slowOn` names the insurer call
+   * that answers only after the session has ended (two hours later).
+   */
+  async function gatewayApp() {
+    const clock = { now: Date.parse('2026-11-22T10:00:00.000Z'), slowOn: null as 'search' | 'issue' | null }
+    const answerLate = (call: 'search' | 'issue') => {
+      if (clock.slowOn === call) clock.now += 2 * 3_600_000
+    }
     const priced = (await import('../../src/modules/plans/pricing')).priceCatalogue
     const catalogue = (await import('../../src/modules/plans/catalogue')).loadCatalogue()
     const insurer = {
       breakerState: () => 'closed' as const,
-      search: async (request: { trip: any; ages: number[]; currency: string }) =>
-        priced(catalogue, request.trip, request.ages, request.currency).map((plan) => ({ ...plan, upstreamRef: 'ACMQ-1' })),
+      search: async (request: { trip: any; ages: number[]; currency: string }) => {
+        answerLate('search')
+        return priced(catalogue, request.trip, request.ages, request.currency).map((plan) => ({ ...plan, upstreamRef: 'ACMQ-1' }))
+      },
       issue: async () => {
-        now += 2 * 3_600_000 // the insurer takes longer than the session has left
+        answerLate('issue')
         return { upstreamRef: 'ACME-UAT-1', premiumMinor: 100 }
       },
       endorse: async () => ({ premiumMinor: 100 }),
     }
-    const services = createServices({ db: openBunSqlite(':memory:'), config: loadConfig({}), clock: () => now, log: () => {}, insurer })
-    const app = createApp(services)
+    const config = loadConfig({})
+    const { storage, db } = embeddedStorage(config)
+    const app = createApp(createServices({ storage, config, clock: () => clock.now, log: () => {}, insurer }))
     const post = (path: string, body: unknown, cookie?: string) =>
       app.handle(new Request(`http://localhost/api/sandbox/${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(cookie && { cookie }) },
         body: JSON.stringify(body),
       }))
-    const trip = tripFrom(now, 3, 5)
+    const rows = (table: string) => db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n
+    const trip = tripFrom(clock.now, 3, 5)
     const search = await post('plans/search', { trip, travellers: [{ age: 30 }] })
     const cookie = search.headers.getSetCookie()[0]!.split(';')[0]!
-    const plan = ((await search.json()) as any).data.plans[0].plan_id
+    const plan = ((await search.json()) as any).data.plans[0].plan_id as string
+    return { clock, post, rows, trip, cookie, plan }
+  }
+
+  test('gets no policy written into it: session_expired, nothing stored', async () => {
+    const { clock, post, rows, trip, cookie, plan } = await gatewayApp()
+    clock.slowOn = 'issue'
     const issued = await post('policy/new', { plan_id: plan, trip, travellers: [{ age: 30 }] }, cookie)
     expect(issued.status).toBe(401)
     expect(((await issued.json()) as any).error.code).toBe('session_expired')
-    expect(services.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM policies').get()!.n).toBe(0)
+    expect(rows('policies')).toBe(0)
+  })
+
+  test('gets no quotes written into it by a search: session_expired, nothing stored', async () => {
+    const { clock, post, rows, trip, cookie } = await gatewayApp()
+    const before = rows('quotes')
+    clock.slowOn = 'search'
+    const late = await post('plans/search', { trip, travellers: [{ age: 31 }] }, cookie)
+    expect(late.status).toBe(401)
+    expect(((await late.json()) as any).error.code).toBe('session_expired')
+    expect(rows('quotes')).toBe(before)
   })
 })

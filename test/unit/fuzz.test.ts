@@ -22,8 +22,9 @@ import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { ERROR_STATUS, type ErrorCode } from '../../src/errors'
 import { createServices } from '../../src/services'
-import { openBunSqlite } from '../../src/storage/drivers/bun-sqlite'
+import { withStorage } from './support/storage'
 import { START_MS } from './support/app'
+import { logLine } from '../../src/log'
 
 const SCALE = Math.max(1, Number(process.env.FUZZ_RUNS ?? 1) || 1)
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
@@ -53,7 +54,7 @@ const day = (ms: number, offset: number) => new Date(ms + offset * DAY).toISOStr
 function buildApp(env: Record<string, string>) {
   let now = START_MS
   const logs: string[] = []
-  const services = createServices({ db: openBunSqlite(':memory:'), config: loadConfig(env), clock: () => now, log: (line) => logs.push(line) })
+  const services = createServices({ ...withStorage(loadConfig(env)), clock: () => now, log: (fields) => logs.push(logLine(fields)) })
   const app = createApp(services)
   return { app, services, logs, now: () => now, setNow: (ms: number) => void (now = ms) }
 }
@@ -210,6 +211,8 @@ function requestArbitrary(fixtures: Fixtures) {
     'idempotency-key': fc.option(fc.oneof(marked.map((text) => text.replace(/[^\x20-\x7e]/g, '')), fc.constantFrom('k-1', '', ' ', 'x'.repeat(256), `${MARK}-valid-key`)), { nil: undefined }),
     'x-forwarded-for': fc.option(fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom('garbage', ', ,', '::ffff:1.2.3.4', `${MARK}`)), { nil: undefined }),
     'x-forwarded-proto': fc.option(fc.constantFrom('https', 'http', MARK), { nil: undefined }),
+    // Only values that force nothing: a forced 5xx is by request, and the never-a-5xx check stays.
+    'sandbox-outcome': fc.option(marked.map((text) => text.replace(/[^\x20-\x7e]/g, '')), { nil: undefined }),
     cookie,
     [`x-${MARK.toLowerCase()}`]: fc.option(marked.map((text) => text.replace(/[^\x20-\x7e]/g, '')), { nil: undefined }),
   }, { requiredKeys: [] })
@@ -540,7 +543,7 @@ class Advance implements Command {
 class Sweep implements Command {
   check = () => true
   async run(model: Model, real: Real) {
-    await real.sandbox.services.sweeper.sweep(model.now)
+    await real.sandbox.services.storage.sweep(model.now)
     for (const session of model.sessions) if (session.expiresAt <= model.now - TOMBSTONE_MS) session.forgotten = true
   }
   toString = () => 'sweep()'

@@ -5,6 +5,7 @@ import { priceCatalogue } from '../../src/modules/plans/pricing'
 import { circuitBreaker } from '../../src/modules/insurer/breaker'
 import { httpInsurer } from '../../src/modules/insurer/adapter'
 import type { UatConfig } from '../../src/config'
+import { logLine } from '../../src/log'
 
 const catalogue = loadCatalogue()
 const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2027-03-01', end_date: '2027-03-10' }
@@ -51,7 +52,7 @@ function fakeInsurer(answers: (Response | Error)[]) {
     return next
   }) as unknown as typeof globalThis.fetch
   const logs: string[] = []
-  const insurer = httpInsurer(config, catalogue, { clock: () => 0, log: (line) => logs.push(line), fetch })
+  const insurer = httpInsurer(config, catalogue, { clock: () => 0, log: (fields) => logs.push(logLine(fields)), fetch })
   return { insurer, calls, logs }
 }
 

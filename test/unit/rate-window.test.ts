@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { decide, peek, type CounterReading } from '../../src/domain/rate-window'
+import { decide, peek, spokenDuration, type CounterReading } from '../../src/domain/rate-window'
 
 const policy = { limit: 30, windowMs: 600_000 }
 const NOW = 1_800_000_000_000
@@ -86,5 +86,13 @@ describe('peek', () => {
     const decided = decide(readings, policy, NOW)
     expect(peeked.remaining).toBe(decided.remaining + 1)
     expect(peeked.resetAt).toBe(decided.resetAt)
+  })
+})
+
+describe('spokenDuration', () => {
+  test('whole hours, whole minutes, else seconds; singular for one', () => {
+    expect([4, 2, 1, 90, 60, 600, 3600, 7200, 5400].map(spokenDuration)).toEqual([
+      '4 seconds', '2 seconds', '1 second', '90 seconds', '1 minute', '10 minutes', '1 hour', '2 hours', '90 minutes',
+    ])
   })
 })

@@ -12,36 +12,14 @@ const trip: Trip = { origin_country: 'IN', destination_country: 'FR', start_date
 const policy = { trip, partnerReference: 'BK-1' }
 
 describe('checkScenarioFields', () => {
-  const REQUIRED = {
-    extend_end_date: { new_end_date: plus(START, 20) },
-    shorten_end_date: { new_end_date: plus(START, 3) },
-    correct_destination: { destination_country: 'DE' },
-    correct_partner_reference: { partner_reference: 'BK-2' },
-  } as const
-
-  for (const [scenario, field] of Object.entries(REQUIRED)) {
-    test(`${scenario} with its field is accepted`, () => {
-      expect(() => checkScenarioFields({ scenario, ...field } as ModifyRequest)).not.toThrow()
-    })
-
-    test(`${scenario} without its field is validation_failed naming the field`, () => {
-      const error = thrown(() => checkScenarioFields({ scenario } as ModifyRequest))
-      expect(error.code).toBe('validation_failed')
-      expect(error.details?.map((d) => d.field)).toEqual(Object.keys(field))
-    })
-
-    test(`${scenario} refuses every other scenario's field`, () => {
-      const others = { new_end_date: plus(START, 5), destination_country: 'DE', partner_reference: 'BK-9' } as Record<string, string>
-      for (const key of Object.keys(field)) delete others[key]
-      const error = thrown(() => checkScenarioFields({ scenario, ...field, ...others } as ModifyRequest))
-      expect(error.code).toBe('validation_failed')
-      expect(error.details!.map((d) => d.field).sort()).toEqual(Object.keys(others).sort())
-    })
-  }
-
-  test('a missing field and a stray field are reported together', () => {
-    const error = thrown(() => checkScenarioFields({ scenario: 'correct_destination', new_end_date: '2026-07-05' }))
-    expect(error.details!.map((d) => d.field).sort()).toEqual(['destination_country', 'new_end_date'])
+  // Which field goes with which scenario is the schema's (ModifyBody) to enforce: validation-details.test.ts.
+  test('a well-formed value of each scenario is accepted', () => {
+    for (const request of [
+      { scenario: 'extend_end_date', new_end_date: plus(START, 20) },
+      { scenario: 'shorten_end_date', new_end_date: plus(START, 3) },
+      { scenario: 'correct_destination', destination_country: 'DE' },
+      { scenario: 'correct_partner_reference', partner_reference: 'BK-2' },
+    ] as ModifyRequest[]) expect(() => checkScenarioFields(request)).not.toThrow()
   })
 
   test('a date that is not on the calendar is validation_failed', () => {

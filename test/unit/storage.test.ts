@@ -2,17 +2,24 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { SqliteDriver } from '../../src/storage/driver'
-import { openBunSqlite } from '../../src/storage/drivers/bun-sqlite'
-import { idempotencyStore } from '../../src/storage/idempotency'
-import { MIGRATIONS, SCHEMA_VERSION, migrate } from '../../src/storage/migrations'
-import { policyStore } from '../../src/storage/policies'
-import { quoteStore } from '../../src/storage/quotes'
-import { rateLimitStore } from '../../src/storage/rate-limits'
-import { sessionStore } from '../../src/storage/sessions'
-import { TOMBSTONE_MS, sweeper } from '../../src/storage/sweep'
+import type { SqliteDriver } from '../../src/storage/sqlite/driver'
+import { openEmbedded } from '../../src/storage/drivers/bun'
+import { idempotencyStore } from '../../src/storage/sqlite/idempotency'
+import { MIGRATIONS, SCHEMA_VERSION, migrate } from '../../src/storage/sqlite/migrations'
+import { policyStore } from '../../src/storage/sqlite/policies'
+import { quoteStore } from '../../src/storage/sqlite/quotes'
+import { rateLimitStore } from '../../src/storage/sqlite/rate-limits'
+import { sessionStore } from '../../src/storage/sqlite/sessions'
+import { TOMBSTONE_MS, sweepInBatches } from '../../src/storage/sweep'
+import { sweepBatch } from '../../src/storage/sqlite/sweep'
 
 const WINDOW_MS = 600_000
+
+/** The SQLite sweep's batch, and the whole sweep made of it. */
+function sweeper(db: SqliteDriver, windowMs: number) {
+  const batch = sweepBatch(db, windowMs)
+  return { batch, sweep: (now: number) => sweepInBatches(async (at) => batch(at), now) }
+}
 const T0 = 1_800_000_000_000
 
 let dir: string
@@ -22,7 +29,7 @@ let db: SqliteDriver
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'sandbox-unit-'))
   file = join(dir, 'sandbox.db')
-  db = openBunSqlite(file)
+  db = openEmbedded(file)
   migrate(db)
 })
 
@@ -62,7 +69,7 @@ describe('migrations', () => {
     const tables = () => db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name").all()
     const before = tables()
     migrate(db)
-    const other = openBunSqlite(file)
+    const other = openEmbedded(file)
     migrate(other)
     other.close()
     expect(tables()).toEqual(before)
@@ -72,7 +79,7 @@ describe('migrations', () => {
 
   test('3 keeps the rate hits of a version-2 file: a restart after an upgrade resets no counter', () => {
     const old = join(dir, 'v2.db')
-    const v2 = openBunSqlite(old)
+    const v2 = openEmbedded(old)
     for (const sql of MIGRATIONS.slice(0, 2)) v2.exec(sql)
     v2.exec('PRAGMA user_version = 2')
     const hit = v2.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
@@ -118,7 +125,7 @@ describe('rateLimitStore', () => {
 
   test('two connections sharing the file never admit more than the limit together', () => {
     const a = rateLimitStore(db, policy)
-    const other = openBunSqlite(file)
+    const other = openEmbedded(file)
     const b = rateLimitStore(other, policy)
     let admitted = 0
     for (let i = 0; i < 10; i++) {
@@ -186,7 +193,7 @@ describe('rateLimitStore', () => {
 
   test('a request counted after a later one (another process read its clock first) keeps both in the window', async () => {
     const later = rateLimitStore(db, policy)
-    const other = openBunSqlite(file)
+    const other = openEmbedded(file)
     later.admit(['k'], T0 + 3_000, () => ({ admitted: true }))
     rateLimitStore(other, policy).admit(['k'], T0, () => ({ admitted: true }))
     other.close()
@@ -211,7 +218,7 @@ describe('rateLimitStore', () => {
             ...statement,
             get: (...params) => {
               if (++reads === pruneBeforeRead) {
-                const other = openBunSqlite(file)
+                const other = openEmbedded(file)
                 rateLimitStore(other, policy).admit(['k'], T0 + WINDOW_MS + 3, () => ({ admitted: true }))
                 other.close()
               }

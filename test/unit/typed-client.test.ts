@@ -3,12 +3,12 @@ import { createApp } from '../../src/app'
 import { createSandboxClient } from '../../src/client'
 import { loadConfig } from '../../src/config'
 import { createServices } from '../../src/services'
-import { openBunSqlite } from '../../src/storage/drivers/bun-sqlite'
+import { withStorage } from './support/storage'
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 
 function inProcessClient() {
-  const app = createApp(createServices({ db: openBunSqlite(':memory:'), config: loadConfig({}), log: () => {} }))
+  const app = createApp(createServices({ ...withStorage(loadConfig({})), log: () => {} }))
   return createSandboxClient(app)
 }
 
@@ -41,6 +41,19 @@ describe('typed client (Eden Treaty), in-process', () => {
     expect(corrected.data!.meta.rate_limit.remaining).toBe(30 - 5)
     expect(corrected.data!.meta.session_expires_at).toBe(session.data!.data.expires_at)
     expect(sessionRef).toMatch(/^sbx_/)
+
+    // Read-back and the certificate: the history as JSON, the certificate as the PDF's bytes.
+    const read = await policy.read.post({})
+    expect(read.data!.data.endorsements.map((endorsement) => endorsement.scenario)).toEqual(['extend_end_date', 'correct_partner_reference'])
+    const certificate = await policy.documents.policy_certificate.post({})
+    expect(certificate.status).toBe(200)
+    expect(certificate.data).toBeInstanceOf(Uint8Array)
+    expect(new TextDecoder().decode(certificate.data!.subarray(0, 5))).toBe('%PDF-')
+  })
+
+  test('opens a short session', async () => {
+    const session = await inProcessClient().api.sandbox.session.post({ lifetime_minutes: 2 })
+    expect(session.data!.data.limits.session_minutes).toBe(2)
   })
 
   test('answers a contract error as a typed error value', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import { SearchBody } from '../../src/modules/plans/model'
+import { ModifyBody } from '../../src/modules/policies/model'
 import { detailsFromSchemaErrors, pointerToPath } from '../../src/http/validation-details'
 
 describe('pointerToPath', () => {
@@ -51,5 +52,32 @@ describe('detailsFromSchemaErrors', () => {
 
   test('a body that is not an object is reported at $', () => {
     expect(detailsFromSchemaErrors(errorsFor([1, 2])).map((d) => d.field)).toEqual(['$'])
+  })
+})
+
+describe('detailsFromSchemaErrors on the modify body (a union discriminated by scenario)', () => {
+  const detailsFor = (body: unknown) =>
+    detailsFromSchemaErrors([...Value.Errors(ModifyBody, body)] as unknown as Parameters<typeof detailsFromSchemaErrors>[0])
+
+  test('a missing or unknown scenario is reported on scenario, naming the four', () => {
+    expect(detailsFor({ new_end_date: '2026-07-05' })).toEqual([{ field: 'scenario', issue: 'is required' }])
+    expect(detailsFor({ scenario: 'cancel-secret' })).toEqual([
+      { field: 'scenario', issue: 'must be one of: extend_end_date, shorten_end_date, correct_destination, correct_partner_reference' },
+    ])
+  })
+
+  test('the scenario\'s own field missing, another scenario\'s field, an unknown field: each named for that scenario', () => {
+    expect(detailsFor({ scenario: 'extend_end_date' })).toEqual([{ field: 'new_end_date', issue: 'is required for extend_end_date' }])
+    expect(detailsFor({ scenario: 'correct_destination', new_end_date: '2026-07-05' })).toEqual([
+      { field: 'destination_country', issue: 'is required for correct_destination' },
+      { field: 'new_end_date', issue: 'is not used by correct_destination' },
+    ])
+    expect(detailsFor({ scenario: 'correct_partner_reference', partner_reference: 'X-1', note: 'x' })).toEqual([{ field: 'note', issue: 'is not an accepted field' }])
+  })
+
+  test('a malformed value of the right field has its own issue, and no value is echoed', () => {
+    const details = detailsFor({ scenario: 'correct_destination', destination_country: 'de-secret' })
+    expect(details).toEqual([{ field: 'destination_country', issue: expect.stringMatching(/ISO 3166-1 alpha-2/) }])
+    expect(detailsFor([1])).toEqual([{ field: '$', issue: 'must be an object' }])
   })
 })

@@ -3,8 +3,9 @@
  * backoff (every call carries an idempotency key, so a retry never issues twice upstream), and a
  * circuit breaker so that a dead insurer is answered for at once instead of waited on.
  */
-import { ApiError } from '../../errors'
+import { ApiError, FAILURE_MESSAGE } from '../../errors'
 import type { UatConfig } from '../../config'
+import type { Log } from '../../log'
 import { circuitBreaker } from './breaker'
 
 /** The insurer refused the request with its own fault code (HTTP 4xx). */
@@ -21,7 +22,7 @@ export interface InsurerCall {
 
 export interface ClientDeps {
   clock: () => number
-  log: (line: string) => void
+  log: Log
   fetch?: typeof fetch
 }
 
@@ -34,11 +35,11 @@ export function insurerClient(config: UatConfig, deps: ClientDeps) {
   const send = deps.fetch ?? fetch
 
   const unavailable = () =>
-    new ApiError('upstream_unavailable', 'The test insurer is not answering; try again shortly.', undefined, breaker.retryAfter())
+    new ApiError('upstream_unavailable', FAILURE_MESSAGE.upstream_unavailable, undefined, breaker.retryAfter())
 
   function invalid(call: InsurerCall, reason: string): ApiError {
-    deps.log(JSON.stringify({ time: new Date().toISOString(), level: 'warn', request_id: call.requestId, msg: 'insurer answer rejected', reason }))
-    return new ApiError('upstream_invalid', 'The test insurer answered something the sandbox cannot use.')
+    deps.log({ level: 'warn', request_id: call.requestId, msg: 'insurer answer rejected', reason })
+    return new ApiError('upstream_invalid', FAILURE_MESSAGE.upstream_invalid)
   }
 
   /** One attempt: the parsed JSON of a 2xx, an InsurerFault for a 4xx, or RETRY when worth retrying. */

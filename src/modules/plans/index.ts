@@ -2,22 +2,22 @@
 import { Elysia } from 'elysia'
 import { success } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
-import type { Pipeline } from '../../http/pipeline'
 import type { Services } from '../../services'
+import type { SessionGuard } from '../session/guard'
 import { responses } from '../../http/envelope-model'
 import { SearchBody, SearchData } from './model'
 import { searchPlans } from './service'
 
-export function planRoutes(pipeline: Pipeline, services: Services) {
+export function planRoutes(guard: SessionGuard, services: Services) {
   return new Elysia({ name: 'plan-routes' })
-    .use(pipeline)
+    .use(guard)
     .post(PATHS.search, async ({ sandbox, body }) => {
-      const { mode, data } = await searchPlans(services, sandbox.session!.id, body, sandbox.requestId)
+      const { mode, data } = await searchPlans(services, { session: sandbox.session!, requestId: sandbox.requestId }, body)
       sandbox.mode = mode
       return success(sandbox, data)
     }, {
       body: SearchBody,
-      response: responses(SearchData, ['trip_too_long', 'too_many_travellers', 'unsupported_currency']),
+      response: responses(SearchData, ['trip_too_long', 'too_many_travellers', 'unsupported_currency', 'upstream_invalid']),
       detail: { summary: 'Search plans', description: 'Normalised plans for a trip and traveller ages; recorded against the session for issue.' },
     })
 }

@@ -1,5 +1,6 @@
 /** @module Schemas of plan search. */
 import { t } from 'elysia'
+import { Type } from '@sinclair/typebox'
 import { CurrencyCode, TravellersModel, TripModel } from '../trip/model'
 
 export const SearchBody = t.Object(
@@ -26,7 +27,7 @@ export const PlanModel = t.Object({
 
 export const SearchData = t.Object({
   trip: TripModel,
-  travellers: t.Integer({ description: 'Number of travellers.' }),
+  travellers: Type.Integer({ description: 'Number of travellers.' }),
   currency: t.String(),
   plans: t.Array(PlanModel, { description: 'Every plan that fits, cheapest first, ties by plan_id.' }),
 })

@@ -5,9 +5,9 @@
 import { ApiError } from '../../errors'
 import { todayDayNumber } from '../../domain/dates'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
-import { immediate } from '../../storage/driver'
-import type { Source } from '../../storage/quotes'
+import type { Source } from '../../storage/storage'
 import type { Services } from '../../services'
+import { inLiveSession } from '../session/service'
 import type { SearchRequest } from './model'
 import { priceCatalogue, type PricedPlan } from './pricing'
 
@@ -15,29 +15,33 @@ export const DEFAULT_CURRENCY = 'INR'
 
 type SourcedPlan = PricedPlan & { upstreamRef: string | null }
 
-export async function searchPlans(services: Services, sessionId: number, request: SearchRequest, requestId: string) {
-  const { catalogue, quotes, db } = services
+/** What plan search needs of the app's services. */
+type Deps = Pick<Services, 'storage' | 'clock' | 'catalogue' | 'insurer' | 'log'>
+
+export async function searchPlans(services: Deps, caller: { session: { id: number }; requestId: string }, request: SearchRequest) {
+  const { catalogue, storage } = services
+  const sessionId = caller.session.id
   checkTripRequest(request, todayDayNumber(services.clock()), new Set(Object.keys(catalogue.currencies)))
   const currency = request.currency ?? DEFAULT_CURRENCY
   const ages = agesKey(request.travellers)
-  const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, requestId)
+  const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, caller.requestId)
   const given = priced.map(({ product, plan, premiumMinor, upstreamRef }) => ({
     planId: plan.plan_id, product, trip: request.trip, ages, currency, plan, premiumMinor, source, upstreamRef,
   }))
   // A partner repeating a search changes nothing: reading that costs less than taking the write lock.
-  const unsaved = quotes.unsaved(sessionId, given)
-  if (unsaved.length > 0) immediate(db, () => quotes.save(sessionId, unsaved))
+  const unsaved = await storage.quotes.unsaved(sessionId, given)
+  if (unsaved.length > 0) await inLiveSession(storage, sessionId, services.clock(), ({ quotes }) => quotes.save(sessionId, unsaved))
   return { mode: source, data: { trip: request.trip, travellers: request.travellers.length, currency, plans: priced.map(({ plan }) => plan) } }
 }
 
 /** The insurer's plans when it answers; the catalogue's when there is no gateway or it is down. */
-async function pricePlans(services: Services, request: { trip: Trip; ages: number[]; currency: string }, requestId: string): Promise<{ source: Source; priced: SourcedPlan[] }> {
+async function pricePlans(services: Deps, request: { trip: Trip; ages: number[]; currency: string }, requestId: string): Promise<{ source: Source; priced: SourcedPlan[] }> {
   if (services.insurer) {
     try {
       return { source: 'uat_gateway', priced: await services.insurer.search(request, requestId) }
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'upstream_unavailable')) throw error
-      services.log(JSON.stringify({ time: new Date().toISOString(), level: 'warn', request_id: requestId, msg: 'insurer unavailable; search answered from simulation' }))
+      services.log({ level: 'warn', request_id: requestId, msg: 'insurer unavailable; search answered from simulation' })
     }
   }
   const priced = priceCatalogue(services.catalogue, request.trip, request.ages, request.currency)

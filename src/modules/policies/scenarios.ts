@@ -23,19 +23,16 @@ export interface Correction {
   changes: Record<string, { from: string | null; to: string }>
 }
 
-/** `validation_failed` unless the body carries exactly the field its scenario needs, well formed. */
+/**
+ * `validation_failed` for a value its schema cannot refuse: a date not on the calendar, a country
+ * code not assigned. (The schema already holds each scenario to exactly its own field.)
+ */
 export function checkScenarioFields(request: ModifyRequest): void {
-  const needed = FIELD_OF[request.scenario]
   const problems: ErrorDetail[] = []
-  for (const field of new Set(Object.values(FIELD_OF))) {
-    const present = request[field] !== undefined
-    if (field === needed && !present) problems.push({ field, issue: `is required for ${request.scenario}` })
-    if (field !== needed && present) problems.push({ field, issue: `is not used by ${request.scenario}` })
-  }
-  if (needed === 'new_end_date' && request.new_end_date !== undefined && toDayNumber(request.new_end_date) === null) {
+  if ('new_end_date' in request && toDayNumber(request.new_end_date) === null) {
     problems.push({ field: 'new_end_date', issue: 'must be a real calendar date (YYYY-MM-DD)' })
   }
-  if (needed === 'destination_country' && request.destination_country !== undefined && !isAssignedCountry(request.destination_country)) {
+  if ('destination_country' in request && !isAssignedCountry(request.destination_country)) {
     problems.push({ field: 'destination_country', issue: 'must be an assigned ISO 3166-1 alpha-2 country code' })
   }
   throwIfInvalid(problems)
@@ -50,7 +47,7 @@ export function applyScenario(current: { trip: Trip; partnerReference: string | 
   switch (request.scenario) {
     case 'extend_end_date':
     case 'shorten_end_date': {
-      const to = request.new_end_date!
+      const to = request.new_end_date
       const [end, next, start] = [toDayNumber(trip.end_date)!, toDayNumber(to)!, toDayNumber(trip.start_date)!]
       if (request.scenario === 'extend_end_date' && next <= end) {
         throw notApplicable('An extension needs a date after the current end date.', 'new_end_date', `must be after ${trip.end_date}`)
@@ -63,14 +60,14 @@ export function applyScenario(current: { trip: Trip; partnerReference: string | 
       return { ...current, trip: { ...trip, end_date: to }, changes: { end_date: { from: trip.end_date, to } } }
     }
     case 'correct_destination': {
-      const to = request.destination_country!
+      const to = request.destination_country
       if (to === trip.destination_country) {
         throw notApplicable('The destination is already that country.', 'destination_country', 'must differ from the current destination')
       }
       return { ...current, trip: { ...trip, destination_country: to }, changes: { destination_country: { from: trip.destination_country, to } } }
     }
     case 'correct_partner_reference': {
-      const to = request.partner_reference!
+      const to = request.partner_reference
       if (to === current.partnerReference) {
         throw notApplicable('The partner reference is already that value.', 'partner_reference', 'must differ from the current partner_reference')
       }

@@ -2,19 +2,31 @@
 import { Elysia } from 'elysia'
 import { success } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
-import type { Pipeline } from '../../http/pipeline'
-import type { Services } from '../../services'
 import { responses } from '../../http/envelope-model'
+import type { Services } from '../../services'
+import type { SessionGuard } from './guard'
+import { setSessionCookie } from './guard'
 import { SessionBody, SessionData } from './model'
-import { sessionPayload } from './service'
+import { SESSION_COOKIE, lifetimeSeconds, mintSession, sessionPayload } from './service'
 
-export function sessionRoutes(pipeline: Pipeline, services: Services) {
-  // The pipeline already created the session (explicit creation ignores any cookie sent).
+export function sessionRoutes(guard: SessionGuard, services: Services) {
+  const { storage, config } = services
   return new Elysia({ name: 'session-routes' })
-    .use(pipeline)
-    .post(PATHS.session, ({ sandbox }) => success(sandbox, sessionPayload(sandbox.session!, services.config)), {
+    .use(guard)
+    .post(PATHS.session, async ({ sandbox, cookie, request, body }) => {
+      // Only now, with every check passed: a failed call keeps the caller's session and cookie.
+      // Explicit creation ignores any cookie sent.
+      const now = sandbox.admittedAt
+      const lifetime = lifetimeSeconds(config, body.lifetime_minutes)
+      const minted = mintSession(now, lifetime)
+      sandbox.session = await storage.openSession(minted, now)
+      sandbox.sessionToken = minted.token
+      setSessionCookie(cookie[SESSION_COOKIE]!, request, config, minted.token, lifetime)
+      return success(sandbox, sessionPayload(sandbox.session, config, lifetime))
+    }, {
       body: SessionBody,
       response: responses(SessionData, []),
-      detail: { summary: 'Create a session', description: 'Always opens a fresh anonymous session and sets the `sbx_session` cookie.' },
+      detail: { summary: 'Create a session', description: 'Always opens a fresh anonymous session and sets the `sbx_session` cookie. '
+        + 'Send `{"lifetime_minutes": 1}` for a session that ends in a minute, to test `session_expired` handling.' },
     })
 }

@@ -5,45 +5,59 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Config } from '../../config'
 import { isoTimestamp } from '../../domain/dates'
-import type { SessionRow, SessionStore } from '../../storage/sessions'
+import { ApiError } from '../../errors'
+import type { NewSession, Storage, Stores } from '../../storage/storage'
 
 export const SESSION_COOKIE = 'sbx_session'
 
-export interface NewSession {
-  token: string
-  ref: string
-  tokenHash: string
-}
-
 /** 256 random bits for the cookie; a separate 80-bit public ref that cannot be turned into it. */
-export function mintSession(): NewSession {
+export function mintSession(now: number, lifetimeSeconds: number): NewSession & { token: string } {
   const token = randomBytes(32).toString('base64url')
-  return { token, tokenHash: hashToken(token), ref: `sbx_${randomBytes(10).toString('hex')}` }
+  return { token, tokenHash: hashToken(token), ref: `sbx_${randomBytes(10).toString('hex')}`, expiresAt: now + lifetimeSeconds * 1000 }
 }
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
 
-export type CookieSession = { kind: 'none' } | { kind: 'expired' } | { kind: 'live'; session: SessionRow }
-
-/** What a cookie value names. An unknown or malformed token is treated as no cookie. */
-export function lookupSession(store: SessionStore, token: unknown, now: number): CookieSession {
-  if (typeof token !== 'string' || token.length === 0 || token.length > 128) return { kind: 'none' }
-  const session = store.findByTokenHash(hashToken(token))
-  if (!session) return { kind: 'none' }
-  return session.expiresAt > now ? { kind: 'live', session } : { kind: 'expired' }
+/** The hash of a cookie value that could be a token; anything else is treated as no cookie. */
+export function tokenHashOf(token: unknown): string | null {
+  if (typeof token !== 'string' || token.length === 0 || token.length > 128) return null
+  return hashToken(token)
 }
 
-/** `data` of `POST /api/sandbox/session` (spec 2.2), reporting the configured limits. */
-export function sessionPayload(session: { ref: string; expiresAt: number }, config: Config) {
+/**
+ * The lifetime of a session created explicitly: the configured one, or the shorter one asked for
+ * (a partner testing expiry); never longer than configured.
+ */
+export function lifetimeSeconds(config: Config, lifetimeMinutes: number | undefined): number {
+  return lifetimeMinutes === undefined ? config.sessionTtlSeconds : Math.min(lifetimeMinutes * 60, config.sessionTtlSeconds)
+}
+
+/** `data` of `POST /api/sandbox/session` (spec 2.2): the configured limits and this session's lifetime. */
+export function sessionPayload(session: { ref: string; expiresAt: number }, config: Config, lifetime: number) {
   return {
     session_ref: session.ref,
     expires_at: isoTimestamp(session.expiresAt),
     limits: {
       requests: config.rateLimit,
       window_minutes: config.rateWindowSeconds / 60,
-      session_minutes: config.sessionTtlSeconds / 60,
+      session_minutes: lifetime / 60,
     },
   }
 }
+
+/**
+ * Runs `work` in one transaction, after checking there that the session still runs: a session that
+ * ended while its request was in flight (a slow insurer, a sweep) gets `session_expired` and
+ * nothing written. The check holds the session against the sweep until the transaction ends.
+ */
+export function inLiveSession<T>(storage: Storage, sessionId: number, now: number, work: (stores: Stores) => Promise<T>): Promise<T> {
+  return storage.transaction(async (stores) => {
+    if (!(await stores.sessions.isLive(sessionId, now))) throw sessionEnded()
+    return work(stores)
+  })
+}
+
+export const sessionEnded = () =>
+  new ApiError('session_expired', 'This session ended while the request was in flight. Start a new session.')

@@ -18,6 +18,8 @@ export const API = {
   search: '/api/sandbox/plans/search',
   issue: '/api/sandbox/policy/new',
   modify: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/modify`,
+  read: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/read`,
+  certificate: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/documents/policy_certificate`,
 }
 
 export type Trip = ReturnType<typeof tripFrom>
@@ -173,7 +175,7 @@ export function uniqueNetwork(host = 1): string {
 /** A body sent byte for byte (Playwright would JSON-encode a string that is not valid JSON). */
 export const raw = (text: string) => Buffer.from(text, 'utf8')
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
+export { sleep } from '../../support/wait'
 
 interface ClientOptions {
   network?: string

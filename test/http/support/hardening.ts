@@ -5,15 +5,16 @@
  * a normal client cannot express, a small HTTP/1.1 response parser, and envelope checks that work
  * on any of those answers.
  */
-import { expect } from '@playwright/test'
+import { expect, test } from '@playwright/test'
 import Database from 'better-sqlite3'
 import { randomBytes, randomInt } from 'node:crypto'
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import { ERROR_STATUS } from '../../../src/errors'
-import { currentTarget, freshDatabasePath } from './server'
-import { expectedMode } from './targets'
+import { HTTP_PORT, currentTarget, freshDatabasePath } from './server'
+import { expectedMode, instancePorts } from './targets'
+import { sleep } from '../../support/wait'
 
 export const PATH = {
   session: '/api/sandbox/session',
@@ -22,7 +23,7 @@ export const PATH = {
   modify: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/modify`,
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)))
+export { sleep }
 
 /**
  * A database path of its own for this target and this run. The suite may run twice at once (two
@@ -318,7 +319,16 @@ export function rawHead(path: string, headers: Record<string, string | number>, 
 }
 
 /** The port of a server URL such as http://127.0.0.1:4321. */
-export const portOf = (url: string) => Number(new URL(url).port)
+/**
+ * The port a raw connection goes to: the sandbox server itself. The `pg` project's base URL is the
+ * test balancer in front of its two instances, whose own HTTP parser would then be the one tested:
+ * there, raw exchanges go to the first instance.
+ */
+export function portOf(url: string): number {
+  const port = Number(new URL(url).port)
+  const balancer = currentTarget() === 'pg' && url === test.info().project.use.baseURL
+  return balancer ? instancePorts(HTTP_PORT)[0] : port
+}
 
 /** Every byte of the database file and its -wal and -shm companions, as one buffer. */
 export function databaseBytes(path: string): Buffer {

@@ -4,19 +4,27 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
+import { databaseFor, databaseUrl, ensureDatabase } from './postgres'
 import { serverCommand, targetEnv, type Target } from './targets'
+import { freePort } from '../../support/wait'
 
 export const ROOT = resolve(import.meta.dirname, '../../..')
 export const HTTP_PORT = Number(process.env.SANDBOX_TEST_PORT ?? 3210)
 const TMP = join(ROOT, '.tmp', 'http')
 
-/** A database path no earlier run has used (its leftovers removed). */
+/** Paths handed out by freshDatabasePath that no server has started on yet (this process). */
+const freshPaths = new Set<string>()
+
+/**
+ * A database path no earlier run has used (its leftovers removed). On `pg`, the first server
+ * started on it gets a new, empty PostgreSQL database too (postgres.ts).
+ */
 export function freshDatabasePath(name: string): string {
   mkdirSync(TMP, { recursive: true })
   const path = join(TMP, `${name}.db`)
   for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })
+  freshPaths.add(path)
   return path
 }
 
@@ -32,13 +40,7 @@ export interface RunningServer {
 }
 
 /** A port the system has just handed out as free on loopback. */
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
-  const { port } = probe.address() as AddressInfo
-  await new Promise((done) => probe.close(done))
-  return port
-}
+export { freePort }
 
 /** The target the current Playwright project tests (set per worker by fixtures.ts). */
 export function currentTarget(): Target {
@@ -46,14 +48,32 @@ export function currentTarget(): Target {
 }
 
 /**
+ * The PostgreSQL database that stands for `dbPath` (`pg`): created, and new if the path is fresh.
+ * Answers its URL. startServer calls it; call it first to start several servers on a fresh path at
+ * once (they would otherwise race to make it new).
+ */
+export async function preparePostgres(dbPath: string): Promise<string> {
+  const database = databaseFor(HTTP_PORT, dbPath)
+  await ensureDatabase(HTTP_PORT, database, freshPaths.delete(dbPath))
+  return databaseUrl(HTTP_PORT, database)
+}
+
+/**
  * Starts the current target's server with extra environment, on its own port; waits until it
- * answers.
+ * answers. On `pg` the server's database is the one that belongs to its `SANDBOX_DB_PATH`: the
+ * same path (a restart, a second process) is the same database, a fresh path a new one.
  */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const port = await freePort()
-  const { command, args } = serverCommand(currentTarget(), ROOT)
+  const target = currentTarget()
+  const { command, args } = serverCommand(target, ROOT)
+  const storage: Record<string, string> = {}
+  if (target === 'pg') {
+    const path = env.SANDBOX_DB_PATH ?? freshDatabasePath(`unnamed-${port}-${Date.now()}`)
+    Object.assign(storage, { SANDBOX_DB_PATH: path, SANDBOX_DATABASE_URL: await preparePostgres(path) })
+  }
   return launch(command, args, port, '/healthz', {
-    HOST: '127.0.0.1', PORT: String(port), SANDBOX_TRUST_PROXY: '1', ...targetEnv(currentTarget(), HTTP_PORT), ...env,
+    HOST: '127.0.0.1', PORT: String(port), SANDBOX_TRUST_PROXY: '1', ...targetEnv(target, HTTP_PORT), ...env, ...storage,
   })
 }
 

@@ -1,11 +1,13 @@
 /**
- * The four ways partners run the sandbox, and the Bun source once more with the UAT gateway on
- * (`uat`, against the stand-in insurer). The same HTTP suite runs against each: one Playwright
+ * The four ways partners run the sandbox, the Bun source once more with the UAT gateway on
+ * (`uat`, against the stand-in insurer), and the Bun source on PostgreSQL as two instances behind a
+ * load balancer (`pg`, see postgres.ts). The same HTTP suite runs against each: one Playwright
  * project per target (`SANDBOX_TARGETS=bun,deno` narrows the run).
  */
 import { join } from 'node:path'
+import { databaseUrl, sharedDatabase } from './postgres'
 
-export const ALL_TARGETS = ['bun', 'binary', 'deno', 'node', 'uat'] as const
+export const ALL_TARGETS = ['bun', 'binary', 'deno', 'node', 'uat', 'pg'] as const
 export type Target = (typeof ALL_TARGETS)[number]
 
 export function selectedTargets(): Target[] {
@@ -15,27 +17,42 @@ export function selectedTargets(): Target[] {
   return wanted as Target[]
 }
 
+/**
+ * How each runtime's server starts, from the repository root (`deno` and `bun` from node_modules/.bin
+ * on the PATH), and the build artefact it runs (null: the source). The benchmark starts the same ones.
+ */
+export const RUNTIMES = {
+  bun: { command: 'bun', args: ['src/server.bun.ts'], artefact: null },
+  binary: { command: 'dist/travel-sandbox', args: [], artefact: 'dist/travel-sandbox' },
+  deno: { command: 'deno', args: ['run', '--allow-net', '--allow-env', '--allow-read', '--allow-write', 'dist/travel-sandbox.deno.js'], artefact: 'dist/travel-sandbox.deno.js' },
+  node: { command: 'node', args: ['dist/travel-sandbox.node.js'], artefact: 'dist/travel-sandbox.node.js' },
+} as const
+
+export type Runtime = keyof typeof RUNTIMES
+
+/** The runtime a target runs on: `uat` and `pg` are the Bun source with another configuration. */
+export const runtimeOf = (target: Target): Runtime => (target === 'uat' || target === 'pg' ? 'bun' : target)
+
 /** The command that starts a target's server, run from the repository root. */
 export function serverCommand(target: Target, root: string): { command: string; args: string[] } {
-  switch (target) {
-    case 'bun':
-    case 'uat':
-      return { command: 'bun', args: ['src/server.bun.ts'] }
-    case 'binary':
-      return { command: join(root, 'dist/travel-sandbox'), args: [] }
-    case 'deno':
-      return { command: 'deno', args: ['run', '--allow-net', '--allow-env', '--allow-read', '--allow-write', 'dist/travel-sandbox.deno.js'] }
-    case 'node':
-      return { command: 'node', args: ['dist/travel-sandbox.node.js'] }
-  }
+  const { command, args, artefact } = RUNTIMES[runtimeOf(target)]
+  return { command: artefact === command ? join(root, command) : command, args: [...args] }
 }
 
 /** Port of the stand-in insurer the `uat` target's servers use (started by playwright.config.ts). */
 export const standInPort = (httpPort: number) => httpPort + 50
 
-/** Environment a target's servers need beyond the test's own. */
+/** Ports of the `pg` project's two instances (its baseURL is the load balancer in front of them). */
+export const instancePorts = (httpPort: number) => [httpPort + 61, httpPort + 62] as const
+
+/**
+ * Environment a target's servers need beyond the test's own. For `pg` this is the project's shared
+ * database; a server a test starts gets its own instead (server.ts).
+ */
 export function targetEnv(target: Target, httpPort: number): Record<string, string> {
-  return target === 'uat' ? { SANDBOX_UAT_URL: `http://127.0.0.1:${standInPort(httpPort)}` } : {}
+  if (target === 'uat') return { SANDBOX_UAT_URL: `http://127.0.0.1:${standInPort(httpPort)}` }
+  if (target === 'pg') return { SANDBOX_DATABASE_URL: databaseUrl(httpPort, sharedDatabase(httpPort)) }
+  return {}
 }
 
 /** The `mode` a target answers with when nothing fails. */

@@ -2,12 +2,12 @@
  * Child process for the storage test: opens the shared database file and tries `attempts` admits
  * on one key at one instant, then prints how many were admitted.
  */
-import { openBunSqlite } from '../../../src/storage/drivers/bun-sqlite'
-import { migrate } from '../../../src/storage/migrations'
-import { rateLimitStore } from '../../../src/storage/rate-limits'
+import { openEmbedded } from '../../../src/storage/drivers/bun'
+import { migrate } from '../../../src/storage/sqlite/migrations'
+import { rateLimitStore } from '../../../src/storage/sqlite/rate-limits'
 
 const [file, limit, attempts, now] = process.argv.slice(2)
-const db = openBunSqlite(file!)
+const db = openEmbedded(file!)
 migrate(db)
 const rates = rateLimitStore(db, { limit: Number(limit), windowMs: 600_000 })
 let admitted = 0

@@ -5,15 +5,18 @@
  */
 import { createApp } from '../../../src/app'
 import { loadConfig } from '../../../src/config'
-import { openBunSqlite } from '../../../src/storage/drivers/bun-sqlite'
 import { createServices } from '../../../src/services'
+import { embeddedStorage } from './storage'
+import { logLine } from '../../../src/log'
 
 export const START_MS = Date.parse('2026-11-22T10:15:00.000Z')
 
 export function inProcessApp(env: Record<string, string> = {}) {
   let now = START_MS
   const logs: string[] = []
-  const services = createServices({ db: openBunSqlite(':memory:'), config: loadConfig(env), clock: () => now, log: (line) => logs.push(line) })
+  const config = loadConfig(env)
+  const { storage, db } = embeddedStorage(config)
+  const services = createServices({ storage, config, clock: () => now, log: (fields) => logs.push(logLine(fields)) })
   const app = createApp(services)
 
   /** POSTs JSON to a sandbox path; `cookie` is the `sbx_session` token to present, if any. */
@@ -30,6 +33,8 @@ export function inProcessApp(env: Record<string, string> = {}) {
 
   return {
     services,
+    /** The database underneath, for tests that look at what was stored. */
+    db,
     logs,
     call,
     now: () => now,

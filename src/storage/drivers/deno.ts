@@ -1,8 +1,8 @@
-/** @module SQLite through `node:sqlite` (`DatabaseSync`), for the Deno entry. */
+/** @module The embedded database through `node:sqlite` (`DatabaseSync`), for the Deno entry. */
 import { DatabaseSync } from 'node:sqlite'
-import { OPEN_PRAGMAS, type SqliteDriver, type Statement } from '../driver'
+import { OPEN_PRAGMAS, type SqliteDriver, type Statement } from '../sqlite/driver'
 
-export function openNodeSqlite(path: string): SqliteDriver {
+export function openEmbedded(path: string): SqliteDriver {
   const db = new DatabaseSync(path)
   for (const pragma of OPEN_PRAGMAS) db.exec(pragma)
   return {

@@ -5,7 +5,7 @@
  * The check and the count run in one `BEGIN IMMEDIATE` transaction, so parallel requests, from
  * this process or another sharing the file, never admit more than the limit.
  */
-import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../domain/rate-window'
+import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../../domain/rate-window'
 import { immediate, type SqliteDriver } from './driver'
 
 /** A counter's hits inside the window, and how many recorded ones have left it but are not yet pruned. */
@@ -57,26 +57,42 @@ export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
     total.run(key, reading.used + 1, Math.min(reading.oldestAt ?? now, now), now)
   }
 
+  /** Reads, decides and counts; the caller holds the write lock (a transaction is open). */
+  function admitLocked<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
+    const readings = readAll(keys, now)
+    const status = decide(readings, policy, now)
+    if (!status.admitted) return { status }
+    const { admitted, newKey } = onAdmit()
+    readings.forEach((reading, i) => count(keys[i]!, reading, now))
+    if (newKey) count(newKey, EMPTY, now)
+    return { status, admitted }
+  }
+
+  /**
+   * The refusal these keys get without taking the write lock, or undefined when the request may be
+   * admitted (then `admitLocked` decides). A refusal writes nothing, and hits only leave the window
+   * as time passes: a read outside the lock is already exact for it, so the 429 path never waits
+   * for the lock.
+   */
+  function refusal(keys: string[], now: number): RateStatus | undefined {
+    const early = decide(readAll(keys, now), policy, now)
+    return early.admitted ? undefined : early
+  }
+
   return {
+    refusal,
     /**
-     * Admits one request against every key, or none. `onAdmit` runs inside the same transaction,
-     * so a session created for an admitted request exists exactly when the request was counted; it
-     * may name one more key to count the request against (a new session's, which is empty).
+     * Admits one request against every key, or none, inside a transaction the caller has opened.
+     * `onAdmit` runs inside the same transaction, so a session created for an admitted request exists
+     * exactly when the request was counted; it may name one more key to count the request against (a
+     * new session's, which is empty).
      */
+    admitLocked,
+    /** `refusal`, then `admitLocked` in its own `BEGIN IMMEDIATE` transaction. */
     admit<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
-      // A refusal writes nothing, and hits only leave the window as time passes: a read outside
-      // the write lock is already exact for it, so the 429 path never waits for the lock.
-      const early = decide(readAll(keys, now), policy, now)
-      if (!early.admitted) return { status: early }
-      return immediate(db, () => {
-        const readings = readAll(keys, now)
-        const status = decide(readings, policy, now)
-        if (!status.admitted) return { status }
-        const { admitted, newKey } = onAdmit()
-        readings.forEach((reading, i) => count(keys[i]!, reading, now))
-        if (newKey) count(newKey, EMPTY, now)
-        return { status, admitted }
-      })
+      const refused = refusal(keys, now)
+      if (refused) return { status: refused }
+      return immediate(db, () => admitLocked(keys, now, onAdmit))
     },
     /** The allowance left on these keys, counting nothing. */
     peek(keys: string[], now: number): RateStatus {

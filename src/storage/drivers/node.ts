@@ -1,8 +1,8 @@
-/** @module SQLite through `better-sqlite3`, for the Node entry. */
+/** @module The embedded database through `better-sqlite3`, for the Node entry. */
 import Database from 'better-sqlite3'
-import { OPEN_PRAGMAS, type SqliteDriver, type SqlValue, type Statement } from '../driver'
+import { OPEN_PRAGMAS, type SqliteDriver, type SqlValue, type Statement } from '../sqlite/driver'
 
-export function openBetterSqlite3(path: string): SqliteDriver {
+export function openEmbedded(path: string): SqliteDriver {
   const db = new Database(path)
   for (const pragma of OPEN_PRAGMAS) db.exec(pragma)
   return {

@@ -1,11 +1,6 @@
 /** @module Session rows: only a hash of the cookie token is stored, never the token. */
+import type { SessionRow } from '../storage'
 import type { SqliteDriver } from './driver'
-
-export interface SessionRow {
-  id: number
-  ref: string
-  expiresAt: number
-}
 
 export function sessionStore(db: SqliteDriver) {
   const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number }>(
@@ -14,7 +9,7 @@ export function sessionStore(db: SqliteDriver) {
   const insert = db.prepare<{ id: number }>(
     'INSERT INTO sessions (ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?) RETURNING id',
   )
-  const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ?')
+  const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
   return {
     /** Whether the session still runs: for writes that follow a slow insurer call. */
     isLive(id: number, now: number): boolean {

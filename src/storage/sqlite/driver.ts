@@ -1,6 +1,6 @@
 /**
- * @module The storage seam: the few calls the repositories make of an SQLite driver.
- * Each runtime's entry file hands one implementation to the app; the SQL is shared.
+ * @module The few calls the SQLite engine makes of a driver: `bun:sqlite`, `better-sqlite3` or
+ * `node:sqlite` (storage/drivers/, one per runtime); the SQL is shared.
  */
 
 export type SqlValue = string | number | null
@@ -15,6 +15,8 @@ export interface SqliteDriver {
   exec(sql: string): void
   prepare<Row = Record<string, SqlValue>>(sql: string): Statement<Row>
   close(): void
+  /** Stops what the driver runs beside the connection (Bun's checkpoint worker) before the last checkpoint. */
+  beforeClose?(): Promise<void>
 }
 
 /**
@@ -34,7 +36,7 @@ export function immediate<T>(db: SqliteDriver, work: () => T): T {
 }
 
 /** SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR); the original error is the one to report. */
-function rollback(db: SqliteDriver): void {
+export function rollback(db: SqliteDriver): void {
   try {
     db.exec('ROLLBACK')
   } catch {

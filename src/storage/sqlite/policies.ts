@@ -1,53 +1,7 @@
 /** @module Policies and their endorsement history. Every lookup is scoped to one session. */
-import type { Trip } from '../domain/trip'
-import type { Source } from './quotes'
+import { endorsementFromRow, policyFromRow, type EndorsementRow, type PolicyRow } from '../rows'
+import type { EndorsementRecord, PolicyRecord } from '../storage'
 import type { SqliteDriver } from './driver'
-
-export interface PolicyRecord {
-  id: number
-  sessionId: number
-  ref: string
-  svcInsuranceId: string
-  planId: string
-  product: string
-  status: 'issued' | 'endorsed'
-  trip: Trip
-  travellers: { traveller_ref: string; age: number }[]
-  partnerReference: string | null
-  currency: string
-  premiumMinor: number
-  createdAt: number
-  updatedAt: number
-  source: Source
-  /** The insurer's policy number for a UAT policy: stored, never shown. */
-  upstreamRef: string | null
-}
-
-export interface EndorsementRecord {
-  scenario: string
-  changes: Record<string, { from: string | null; to: string }>
-  premiumChangeMinor: number
-  createdAt: number
-}
-
-interface PolicyRow {
-  id: number
-  session_id: number
-  ref: string
-  svc_insurance_id: string
-  plan_id: string
-  product: string
-  status: 'issued' | 'endorsed'
-  trip: string
-  travellers: string
-  partner_reference: string | null
-  currency: string
-  premium_minor: number
-  created_at: number
-  updated_at: number
-  source: Source
-  upstream_ref: string | null
-}
 
 export function policyStore(db: SqliteDriver) {
   const insert = db.prepare<{ id: number }>(
@@ -64,7 +18,7 @@ export function policyStore(db: SqliteDriver) {
      SELECT ?, COALESCE(MAX(sequence), 0) + 1, ?, ?, ?, ? FROM endorsements WHERE policy_id = ?
      RETURNING sequence`,
   )
-  const history = db.prepare<{ scenario: string; changes: string; premium_change_minor: number; created_at: number }>(
+  const history = db.prepare<EndorsementRow>(
     'SELECT scenario, changes, premium_change_minor, created_at FROM endorsements WHERE policy_id = ? ORDER BY sequence',
   )
 
@@ -77,7 +31,7 @@ export function policyStore(db: SqliteDriver) {
     },
     find(sessionId: number, ref: string): PolicyRecord | undefined {
       const row = byRef.get(sessionId, ref)
-      return row && fromRow(row)
+      return row && policyFromRow(row)
     },
     /** Saves the policy's new state and appends the endorsement; answers its sequence number. */
     endorse(policy: PolicyRecord, endorsement: EndorsementRecord): number {
@@ -87,33 +41,7 @@ export function policyStore(db: SqliteDriver) {
         endorsement.premiumChangeMinor, endorsement.createdAt, policy.id)!.sequence
     },
     endorsements(policyId: number): EndorsementRecord[] {
-      return history.all(policyId).map((row) => ({
-        scenario: row.scenario,
-        changes: JSON.parse(row.changes),
-        premiumChangeMinor: row.premium_change_minor,
-        createdAt: row.created_at,
-      }))
+      return history.all(policyId).map(endorsementFromRow)
     },
-  }
-}
-
-function fromRow(row: PolicyRow): PolicyRecord {
-  return {
-    id: row.id,
-    sessionId: row.session_id,
-    ref: row.ref,
-    svcInsuranceId: row.svc_insurance_id,
-    planId: row.plan_id,
-    product: row.product,
-    status: row.status,
-    trip: JSON.parse(row.trip),
-    travellers: JSON.parse(row.travellers),
-    partnerReference: row.partner_reference,
-    currency: row.currency,
-    premiumMinor: row.premium_minor,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    source: row.source,
-    upstreamRef: row.upstream_ref,
   }
 }

@@ -1,21 +1,6 @@
 /** @module Plans a search returned, recorded against the session for issue to check. */
-import type { Trip } from '../domain/trip'
-
-/** What produced a plan or policy; it is also the answer's `mode`. */
-export type Source = 'simulation' | 'uat_gateway'
+import type { Quote, Source } from '../storage'
 import type { SqliteDriver } from './driver'
-
-export interface Quote<Plan = unknown> {
-  planId: string
-  product: string
-  trip: Trip
-  ages: number[]
-  currency: string
-  plan: Plan
-  premiumMinor: number
-  source: Source
-  upstreamRef: string | null
-}
 
 export function quoteStore(db: SqliteDriver) {
   const insert = db.prepare(

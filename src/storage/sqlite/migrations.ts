@@ -105,6 +105,11 @@ export const MIGRATIONS: string[] = [
   ) WITHOUT ROWID;
   INSERT INTO rate_counters (key, used, oldest, newest) SELECT key, SUM(hits), MIN(at), MAX(at) FROM rate_hits GROUP BY key;
   `,
+  // 4: Idempotency-Keys are stored only as an HMAC (64 hex digits); a key an older build stored as
+  // sent (perhaps an e-mail address) is deleted. A repeat of it after the upgrade issues anew.
+  `
+  DELETE FROM idempotency WHERE length(key) <> 64 OR key GLOB '*[^0-9a-f]*';
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

@@ -1,10 +1,6 @@
 /** @module Stored first answers for `Idempotency-Key`, per session. */
+import type { StoredAnswer } from '../storage'
 import type { SqliteDriver } from './driver'
-
-export interface StoredAnswer {
-  fingerprint: string
-  response: unknown
-}
 
 export function idempotencyStore(db: SqliteDriver) {
   const find = db.prepare<{ fingerprint: string; response: string }>(

@@ -1,0 +1,109 @@
+/**
+ * @module The benchmark's targets (issue 13) and their verdicts: PASS, MISS, or n/a when the part
+ * did not run. Deciding lives here; bench/report.ts only prints. A missed throughput target names
+ * the ladder rung that blocks it: the first layer at which plan search already falls under the share.
+ */
+import type { BodyCost } from './bodies'
+import { unexpected } from './load'
+import type { Row } from './measure'
+import type { PostgresRow } from './postgres'
+import type { ScaleResult } from './scale'
+import type { WorkersResult } from './workers'
+
+export interface Results {
+  ladder: Row[]
+  paths: Row[]
+  scale: ScaleResult | null
+  workers: WorkersResult | null
+  bodies: BodyCost | null
+  postgres: PostgresRow[] | null
+}
+
+export interface Verdict {
+  target: string
+  pass: boolean | null
+  measured: string
+}
+
+/** Share of the raw ceiling each path must reach (same run). */
+const THROUGHPUT = [
+  { key: 'L7', name: 'plan search', share: 0.25 },
+  { key: 'c', name: 'policy issue', share: 0.15 },
+  { key: 'd', name: 'modify', share: 0.15 },
+  { key: 'e', name: '429 path', share: 0.5 },
+]
+const HALF_RATE_P99_MS = 10
+const SWEEP_WORST_MS = 50
+
+export const rowOf = (results: Results, key: string) => [...results.ladder, ...results.paths].find((row) => row.key === key)
+
+/** The first rung (above raw) whose req/s is already under `share` of raw: no layer above can win it back. */
+export function blockingRung(ladder: Row[], share: number): Row | undefined {
+  const raw = ladder[0]?.result
+  return raw && ladder.slice(1).find((row) => row.result && row.result.rps < share * raw.rps)
+}
+
+/** Where a missed share is lost: a ladder rung, or (no rung under it) the path's own handler. */
+function blocker(results: Results, goal: (typeof THROUGHPUT)[number]): string {
+  const rung = blockingRung(results.ladder, goal.share)
+  if (rung) return `blocked at ${rung.key}: ${rung.label}`
+  return `every search rung stays above ${goal.share * 100}%: lost in this path's own handler and writes (above L5)`
+}
+
+function throughput(results: Results, goal: (typeof THROUGHPUT)[number]): Verdict {
+  const target = `${goal.name} ≥ ${goal.share * 100}% of raw`
+  const row = rowOf(results, goal.key)
+  const raw = results.ladder[0]?.result
+  if (!row?.result || !raw) return { target, pass: null, measured: 'not measured' }
+  const ratio = row.result.rps / raw.rps
+  const clean = unexpected(row.mode, row.result) === 0
+  return {
+    target,
+    pass: ratio >= goal.share && clean,
+    measured: `${(ratio * 100).toFixed(1)}%${clean ? '' : ' (with errors)'}${ratio < goal.share ? `; ${blocker(results, goal)}` : ''}`,
+  }
+}
+
+function halfRate(results: Results, key: string, name: string): Verdict {
+  const row = rowOf(results, key)
+  const target = `${name}: p99 < ${HALF_RATE_P99_MS} ms at half the max rate`
+  if (!row?.half) return { target, pass: null, measured: 'not measured' }
+  return { target, pass: row.half.p99_ms < HALF_RATE_P99_MS && row.half.non2xx === 0, measured: `${row.half.p99_ms.toFixed(2)} ms at ${row.half.target_rate} req/s` }
+}
+
+function scaleVerdicts(scale: ScaleResult): Verdict[] {
+  const rssMb = Math.max(scale.rssMb, scale.hwmMb) * 1.048576
+  return [
+    { target: `RSS < 150 MB after ${scale.sessions.toLocaleString('en')} sessions (peak)`, pass: rssMb < 150, measured: `${rssMb.toFixed(1)} MB` },
+    {
+      target: `no request > ${SWEEP_WORST_MS} ms during a ${scale.sessions.toLocaleString('en')}-session sweep`,
+      pass: scale.sweepWorstMs === null ? null : scale.sweepWorstMs < SWEEP_WORST_MS && scale.sweepProbeNon2xx === 0,
+      measured: scale.sweepWorstMs === null ? 'no sweep seen' : `${scale.sweepWorstMs.toFixed(1)} ms worst (${scale.sweepOver50} ≥ 50 ms)`,
+    },
+    {
+      target: 'binary cold start < 150 ms (p50)',
+      pass: scale.coldStartP50Ms === null ? null : scale.coldStartP50Ms < 150,
+      measured: scale.coldStartP50Ms === null ? 'binary not built' : `${scale.coldStartP50Ms.toFixed(0)} ms`,
+    },
+  ]
+}
+
+export function verdicts(results: Results): Verdict[] {
+  const out = THROUGHPUT.map((goal) => throughput(results, goal))
+  out.push(...THROUGHPUT.slice(0, 3).map((goal) => halfRate(results, goal.key, goal.name)))
+  if (results.scale) out.push(...scaleVerdicts(results.scale))
+  if (results.bodies) {
+    const { worst, normalMs } = results.bodies
+    const ratio = worst.ms / normalMs
+    out.push({ target: 'g: worst 16 KiB body within 2× of a normal one (median, sequential)', pass: ratio <= 2, measured: `${worst.ms.toFixed(2)} ms (${worst.shape}) vs ${normalMs.toFixed(2)} ms: ${ratio.toFixed(2)}×` })
+  }
+  if (results.workers) {
+    const { exact } = results.workers
+    out.push({ target: 'rate limit exact across 2 workers', pass: exact.admitted === exact.limit && exact.other === 0, measured: `${exact.admitted} admitted of limit ${exact.limit}` })
+  }
+  if (results.postgres) {
+    const bad = results.postgres.reduce((sum, row) => sum + row.unexpected, 0)
+    out.push({ target: 'PostgreSQL: every answer 2xx with one and two instances', pass: bad === 0, measured: `${bad} unexpected` })
+  }
+  return out
+}

@@ -1,0 +1,79 @@
+/**
+ * @module The middle rungs of the cost ladder (bench/ladder.ts): the sandbox's own modules put
+ * together one layer at a time, every rung answering `POST /api/sandbox/plans/search`. Below the
+ * handler rung the answer is a captured real one (BENCH_BODY_FILE), serialised by Elysia as the real
+ * route's is. Rungs, each with everything before it:
+ *
+ *   elysia     bare Elysia (the app's settings), one route
+ *   hooks      + the request pipeline (request id, headers, error envelope; the log line off)
+ *   lookup     + the session guard, its storage call only reading (the allowance, no write)
+ *   admission  + the real admission: session lookup, rate check, counting (one write, group commit)
+ *   body       + body reader (size, media type, JSON, personal data) and the route's body schema
+ *   handler    + the real handler (searchPlans, recording quotes) and the success envelope
+ *
+ * The top rung is the sandbox itself (src/server.bun.ts): + the answer's schema check and the log line.
+ *
+ *   BENCH_RUNG=admission BENCH_BODY_FILE=answer.json PORT=4000 SANDBOX_DB_PATH=x.db bun bench/ladder-server.ts
+ */
+import { readFileSync } from 'node:fs'
+import { Elysia } from 'elysia'
+import { appSettings } from '../src/app'
+import { healthRoutes } from '../src/http/health'
+import { PATHS } from '../src/http/paths'
+import { bodyReader, createPipeline } from '../src/http/pipeline'
+import { success, type RequestState } from '../src/http/envelope'
+import { SearchBody, type SearchRequest } from '../src/modules/plans/model'
+import { searchPlans } from '../src/modules/plans/service'
+import { sessionGuard } from '../src/modules/session/guard'
+import { configOrExit } from '../src/server'
+import { createServices } from '../src/services'
+import { openStorage } from '../src/storage'
+import { openEmbedded } from '../src/storage/drivers/bun'
+import type { Storage } from '../src/storage/storage'
+
+export const RUNGS = ['elysia', 'hooks', 'lookup', 'admission', 'body', 'handler'] as const
+export type Rung = (typeof RUNGS)[number]
+
+/** The storage with admission reduced to one read: what the guard costs without the write. */
+function readsOnly(storage: Storage): Storage {
+  return {
+    ...storage,
+    admit: async ({ network, now }) => ({ kind: 'admitted', status: await storage.allowance([network], now), session: null, created: false }),
+  }
+}
+
+async function main() {
+  const level = RUNGS.indexOf(process.env.BENCH_RUNG as Rung)
+  if (level < 0) throw new Error(`BENCH_RUNG must be one of ${RUNGS.join(', ')}`)
+  const has = (rung: Rung) => level >= RUNGS.indexOf(rung)
+  const answer = JSON.parse(readFileSync(process.env.BENCH_BODY_FILE!, 'utf8'))
+  const config = configOrExit(process.env)
+  const checkpointerUrl = new URL('../src/storage/drivers/bun-checkpointer.ts', import.meta.url).href
+  const storage = await openStorage(config, (path) => openEmbedded(path, { checkpointerUrl }))
+  const services = createServices({ storage: has('admission') ? storage : readsOnly(storage), config, log: () => {} })
+
+  const handler = has('handler')
+    ? async ({ sandbox, body }: { sandbox: RequestState; body: SearchRequest }) => {
+      const { mode, data } = await searchPlans(services, { session: sandbox.session!, requestId: sandbox.requestId }, body)
+      sandbox.mode = mode
+      return success(sandbox, data)
+    }
+    : () => answer
+  const app = new Elysia(appSettings())
+    .use(healthRoutes(services.storage))
+    .use(has('hooks') ? createPipeline(services) : new Elysia())
+    .use(has('lookup') ? sessionGuard(services) : new Elysia())
+    .use(has('body') ? bodyReader : new Elysia())
+    .post(PATHS.search, handler as () => unknown, has('body') ? { body: SearchBody } : {})
+    .listen({ port: config.port, hostname: config.host })
+  const server = app.server!
+  services.peerAddress = (request) => server.requestIP(request)?.address
+  console.log(JSON.stringify({ msg: 'listening', url: server.url.toString(), rung: RUNGS[level] }))
+  process.on('SIGTERM', async () => {
+    await server.stop()
+    await storage.close()
+    process.exit(0)
+  })
+}
+
+if (import.meta.main) await main()

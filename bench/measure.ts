@@ -1,0 +1,56 @@
+/** @module One measured row: a server started, warmed up, loaded by wrk, optionally at half its rate, stopped. */
+import { constantRate, unexpected, wrk, type Mode, type RateResult, type WrkResult } from './load'
+import type { Options } from './options'
+import type { Harness } from './processes'
+
+export interface Row {
+  key: string
+  label: string
+  server: string
+  mode: Mode
+  result?: WrkResult
+  peakRssMb?: number
+  /** CPU seconds the server used per second of the run (1 = one core). */
+  serverCpu?: number
+  half?: RateResult
+  skipped?: string
+}
+
+export interface Bench {
+  harness: Harness
+  options: Options
+  log(line: string): void
+}
+
+/** Starts the row's server, measures it, stops it; a failure is kept in the row, not thrown. */
+export async function measure(bench: Bench, row: Row, command: string[], env: Record<string, string> = {}, halfRate = false): Promise<Row> {
+  const { harness, options, log } = bench
+  log(`- ${row.key} ${row.label} (${row.server}): starting`)
+  let server
+  try {
+    server = await harness.startServer({ name: row.key, command, env })
+  } catch (error) {
+    row.skipped = `failed: ${String(error).split('\n')[0]}`
+    log(String(error))
+    return row
+  }
+  try {
+    const load = { connections: options.connections }
+    if (options.warmup > 0) await wrk(harness, server.url, row.mode, options.warmup, load)
+    const cpuBefore = server.cpu()
+    const result = (row.result = await wrk(harness, server.url, row.mode, options.duration, load))
+    row.serverCpu = (server.cpu() - cpuBefore) / (result.duration_us / 1e6)
+    log(`  ${result.rps.toFixed(0)} req/s, p50 ${(result.p50_us / 1000).toFixed(2)} ms, p99 ${(result.p99_us / 1000).toFixed(2)} ms, ` +
+      `2xx ${result.n2xx}, 429 ${result.n429}, unexpected ${unexpected(row.mode, result)}`)
+    if (halfRate) {
+      const rate = Math.max(1, Math.floor(result.rps / 2))
+      log(`  constant rate ${rate} req/s for ${options.duration} s`)
+      row.half = await constantRate(harness, server.url, row.mode, rate, options.duration)
+      log(`  p50 ${row.half.p50_ms} ms, p99 ${row.half.p99_ms} ms, max ${row.half.max_ms} ms, achieved ${row.half.achieved_rate} req/s, non-2xx ${row.half.non2xx}`)
+    }
+    row.peakRssMb = server.peakRssMb()
+  } finally {
+    await server.stop()
+  }
+  return row
+}

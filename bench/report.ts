@@ -1,0 +1,129 @@
+/** @module The benchmark's Markdown tables: printing only (bench/goals.ts decides PASS and MISS). */
+import { verdicts, type Results } from './goals'
+import { unexpected } from './load'
+import type { Row } from './measure'
+import type { Options } from './options'
+import { CORES, PIN } from './processes'
+
+const ms = (us: number) => (us / 1000).toFixed(2)
+const fmt = (value: number | null | undefined, digits = 0) => (value === null || value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits))
+const percent = (share: number) => `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`
+
+/** Server CPU microseconds per request: what the layers cost, whether or not the server was the bottleneck. */
+const cpuUs = (row: Row) => (row.result && row.serverCpu !== undefined ? (row.serverCpu * 1e6) / row.result.rps : NaN)
+
+function header(options: Options, load: { start: string; end: string }): string[] {
+  return [
+    `### Benchmark (${new Date().toISOString().slice(0, 16)}Z, ${process.platform}/${process.arch}, ${CORES} cores, bun ${Bun.version})`,
+    '',
+    `Load: ${options.connections} connections (wrk -t ${options.connections} -c ${options.connections}), ${options.duration} s each after ${options.warmup} s warm-up; ` +
+      `${PIN ? 'server pinned to core 1, load generator to core 0 (taskset)' : 'no pinning (taskset missing or 1 core)'}. ` +
+      'Each connection is one partner: its own session cookie and X-Forwarded-For network. ' +
+      `Load average at start ${load.start}, at end ${load.end}: figures are NOISY when other work runs on the machine.`,
+  ]
+}
+
+function ladderTable(ladder: Row[]): string[] {
+  const raw = ladder[0]?.result
+  const out = ['', '#### Cost ladder (plan search load; each rung adds one layer to the one above)', '',
+    '| # | layer | req/s | vs raw | µs CPU / request | + µs over the rung above | p99 ms | server CPU | wrk CPU |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|']
+  ladder.forEach((row, index) => {
+    if (!row.result) return out.push(`| ${row.key} | ${row.label} | ${row.skipped ?? 'failed'} | | | | | | |`)
+    const previous = index > 0 ? cpuUs(ladder[index - 1]!) : NaN
+    const bad = unexpected(row.mode, row.result)
+    out.push(`| ${row.key} | ${row.label} | ${row.result.rps.toFixed(0)}${bad ? ` (${bad} errors ⚠)` : ''} | ${raw ? percent(row.result.rps / raw.rps) : 'n/a'} | ` +
+      `${fmt(cpuUs(row))} | ${index === 0 ? '' : fmt(cpuUs(row) - previous)} | ${ms(row.result.p99_us)} | ${fmt((row.serverCpu ?? NaN) * 100)}% | ` +
+      `${fmt(row.result.wrkCpu * 100)}%${row.result.wrkCpu >= 0.9 ? ' ⚑' : ''} |`)
+  })
+  out.push('', '"µs CPU / request": the server\'s CPU time per answered request; "+ µs": what that rung\'s layer adds. ' +
+    '"wrk CPU" ⚑ (90% or more): the load generator, not the server, was the limit, so that row\'s req/s is a lower bound ' +
+    '(for L0: the true ceiling is higher and every "vs raw" is flattering).')
+  return out
+}
+
+function pathsTable(paths: Row[], raw: Row | undefined): string[] {
+  if (paths.length === 0) return []
+  const out = ['', '#### Other paths and deploy targets', '',
+    '| # | scenario | server | req/s | p50 ms | p99 ms | non-2xx | peak RSS MB | vs raw | µs CPU / request | server CPU | wrk CPU |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
+  for (const row of paths) {
+    const r = row.result
+    if (!r) {
+      out.push(`| ${row.key} | ${row.label} | ${row.server} | ${row.skipped ?? 'failed'} | | | | | | | | |`)
+      continue
+    }
+    const bad = unexpected(row.mode, r)
+    const non2xx = row.mode === 'limited' ? `${r.n429} (429)${bad ? `, ${bad} other ⚠` : ''}` : bad ? `${bad} ⚠` : '0'
+    out.push(`| ${row.key} | ${row.label} | ${row.server} | ${r.rps.toFixed(0)} | ${ms(r.p50_us)} | ${ms(r.p99_us)} | ${non2xx} | ${fmt(row.peakRssMb, 1)} | ` +
+      `${raw?.result ? percent(r.rps / raw.result.rps) : 'n/a'} | ${fmt(cpuUs(row))} | ${fmt((row.serverCpu ?? NaN) * 100)}% | ${fmt(r.wrkCpu * 100)}%${r.wrkCpu >= 0.9 ? ' ⚑' : ''} |`)
+  }
+  return out
+}
+
+function halfRateTable(rows: Row[], options: Options): string[] {
+  const halves = rows.filter((row) => row.half)
+  if (halves.length === 0) return []
+  const out = ['', `#### Latency at half the measured maximum (open loop, constant rate, 8 keep-alive connections, ${options.duration} s, latency from the scheduled send time)`, '',
+    '| # | scenario | target req/s | achieved req/s | p50 ms | p99 ms | max ms | non-2xx |', '|---|---|---:|---:|---:|---:|---:|---:|']
+  for (const row of halves) {
+    const h = row.half!
+    const name = row.key === 'L7' ? 'plan search' : row.label
+    out.push(`| ${row.key} | ${name} | ${h.target_rate} | ${h.achieved_rate} | ${h.p50_ms.toFixed(2)} | ${h.p99_ms.toFixed(2)} | ${h.max_ms.toFixed(2)} | ${h.non2xx}${h.non2xx ? ' ⚠' : ''} |`)
+  }
+  return out
+}
+
+function scaleTable(results: Results): string[] {
+  const { scale } = results
+  if (!scale) return []
+  return ['', `#### Scale (${scale.sessions.toLocaleString('en')} sessions, each with a plan search and an issued policy, ` +
+    `seeded in-process in ${scale.seedSeconds.toFixed(0)} s with a fake clock; not through HTTP)`, '',
+  '| figure | value |', '|---|---:|',
+  `| server RSS on that database after 200 requests (VmRSS / VmHWM) | ${fmt(scale.rssMb * 1.048576, 1)} / ${fmt(scale.hwmMb * 1.048576, 1)} MB |`,
+  `| database file / -wal | ${fmt(scale.dbMb, 1)} / ${fmt(scale.walMb, 1)} MiB |`,
+  `| expiry sweep of ${fmt(scale.sweepPurged)} expired sessions (server log duration_ms) | ${fmt(scale.sweepMs)} ms |`,
+  `| probe plan searches, back to back, that overlapped the sweep: count / p99 / worst / how many ≥ 50 ms (${scale.sweepProbeNon2xx} non-2xx) | ` +
+    `${scale.sweepOverlapping} / ${fmt(scale.sweepP99Ms, 1)} ms / ${fmt(scale.sweepWorstMs, 1)} ms / ${scale.sweepOver50} |`,
+  `| binary cold start to first answer (${scale.coldStartRuns} runs): p50 / best | ${fmt(scale.coldStartP50Ms)} / ${fmt(scale.coldStartBestMs)} ms |`]
+}
+
+function workersTable(results: Results, options: Options): string[] {
+  const { workers } = results
+  if (!workers) return []
+  const e = workers.exact
+  return ['', `#### Multi-process (SANDBOX_WORKERS; plan search; no pinning; ${Math.max(options.connections, 8)} connections)`, '',
+    '| workers | req/s | p99 ms | non-2xx | CPU split per process |', '|---:|---:|---:|---:|---|',
+    ...workers.throughput.map((w) => `| ${w.workers} | ${w.rps.toFixed(0)} | ${w.p99_ms.toFixed(2)} | ${w.non2xx} | ${w.cpuShares} |`),
+    '', `Rate limit across 2 workers: SANDBOX_RATE_LIMIT=${e.limit}; one session opened (1 admitted), then ${e.concurrent} concurrent searches on it ` +
+      `(new sockets per process: ${e.sockets}): admitted ${e.admitted} in all, refused ${e.refused} with 429, other ${e.other}. ` +
+      `${e.admitted === e.limit && e.other === 0 ? 'Exact.' : `NOT exact (expected ${e.limit}).`}`]
+}
+
+function postgresTable(results: Results, options: Options): string[] {
+  if (!results.postgres) return []
+  return ['', `#### PostgreSQL (embedded server on this machine; no pinning: PostgreSQL, the instances and wrk share ${CORES} cores; ${options.connections} connections in all)`, '',
+    '| instances | scenario | req/s | p99 ms (worst instance) | non-2xx | transactions / request | round trips / request |', '|---:|---|---:|---:|---:|---:|---:|',
+    ...results.postgres.map((row) => `| ${row.instances} | ${row.label} | ${row.rps.toFixed(0)} | ${row.p99Ms.toFixed(2)} | ${row.unexpected} | ` +
+      `${row.transactionsPerRequest.toFixed(2)} | ${row.roundTripsPerRequest.toFixed(2)} |`)]
+}
+
+function targetsTable(results: Results): string[] {
+  return ['', '#### Targets', '', '| target | result | measured |', '|---|---|---|',
+    ...verdicts(results).map(({ target, pass, measured }) => `| ${target} | ${pass === null ? 'n/a' : pass ? 'PASS' : 'MISS'} | ${measured} |`)]
+}
+
+export function report(results: Results, options: Options, load: { start: string; end: string }, elapsedMs: number): string {
+  return [
+    ...header(options, load),
+    ...ladderTable(results.ladder),
+    ...pathsTable(results.paths, results.ladder[0]),
+    ...halfRateTable([...results.ladder, ...results.paths], options),
+    ...scaleTable(results),
+    ...workersTable(results, options),
+    ...postgresTable(results, options),
+    ...targetsTable(results),
+    '',
+    `Whole run: ${(elapsedMs / 1000).toFixed(0)} s.`,
+  ].join('\n')
+}

@@ -1,0 +1,72 @@
+/**
+ * @module Forced outcomes: the request header `Sandbox-Outcome: <code>` makes a call fail as that
+ * failure would (status, envelope, `Retry-After`), so that partners can test the failures they
+ * cannot cause on demand. It is checked once the call is admitted and counted, before the body is
+ * read: the forced failure answers whatever the body, and nothing is read, stored or changed.
+ */
+import type { Config } from '../config'
+import { fairUseMessage, type RateStatus } from '../domain/rate-window'
+import { ApiError, FAILURE_MESSAGE } from '../errors'
+import { PATHS } from './paths'
+
+export const FORCED_OUTCOME_HEADER = 'sandbox-outcome'
+
+export const FORCED_OUTCOMES = ['upstream_unavailable', 'upstream_invalid', 'storage_unavailable', 'internal_error', 'session_expired', 'rate_limited'] as const
+export type ForcedOutcome = (typeof FORCED_OUTCOMES)[number]
+
+/** Failures every endpoint can meet: the allowance, the database, our own bugs. */
+const ANYWHERE = ['rate_limited', 'storage_unavailable', 'internal_error'] as const satisfies ForcedOutcome[]
+
+/**
+ * Each endpoint and the failures it can really answer. Explicit session creation ignores the
+ * cookie, so it never answers `session_expired`; a search falls back to the catalogue when the
+ * insurer is down, so only issue and modify answer `upstream_unavailable`; read-back and the
+ * certificate never call the insurer.
+ */
+export const FORCED_OUTCOMES_AT: Record<string, readonly ForcedOutcome[]> = {
+  [PATHS.session]: ANYWHERE,
+  [PATHS.search]: [...ANYWHERE, 'session_expired', 'upstream_invalid'],
+  [PATHS.issue]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
+  [PATHS.modify]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
+  [PATHS.read]: [...ANYWHERE, 'session_expired'],
+  [PATHS.certificate]: [...ANYWHERE, 'session_expired'],
+}
+
+const FORCED = ' (forced by the Sandbox-Outcome header)'
+
+/** The failure as the sandbox answers it for real; `Retry-After` figures as the real one would give them. */
+function failureOf(outcome: ForcedOutcome, rate: RateStatus, now: number, config: Config): ApiError {
+  switch (outcome) {
+    case 'upstream_unavailable':
+      // As when the breaker has just opened: the cooldown (60 s, as with no gateway, when none is configured).
+      return new ApiError(outcome, `${FAILURE_MESSAGE.upstream_unavailable}${FORCED}`, undefined, config.uat?.breakerCooldownSeconds ?? 60)
+    case 'upstream_invalid':
+      return new ApiError(outcome, `${FAILURE_MESSAGE.upstream_invalid}${FORCED}`)
+    case 'storage_unavailable':
+      return new ApiError(outcome, `${FAILURE_MESSAGE.storage_unavailable}${FORCED}`, undefined, 5)
+    case 'internal_error':
+      return new ApiError(outcome, `${FAILURE_MESSAGE.internal_error}${FORCED}`)
+    case 'session_expired':
+      return new ApiError(outcome, `${FAILURE_MESSAGE.session_expired}${FORCED}`)
+    case 'rate_limited':
+      // Until the binding counter next grows, as a real refusal says; this call itself was counted.
+      return new ApiError(outcome, `${fairUseMessage(rate.limit, config.rateWindowSeconds)}${FORCED}`,
+        undefined, Math.max(1, Math.ceil((rate.resetAt - now) / 1000)))
+  }
+}
+
+/**
+ * The answer the header asks for on this route, or undefined without the header. A value that is
+ * not a forced outcome of this route answers `validation_failed` (the value is never repeated).
+ */
+export function forcedFailure(header: string | null, route: string, rate: RateStatus, now: number, config: Config): ApiError | undefined {
+  if (header === null) return undefined
+  const allowed = FORCED_OUTCOMES_AT[route] ?? []
+  const outcome = allowed.find((code) => code === header)
+  if (!outcome) {
+    return new ApiError('validation_failed', 'The request has invalid fields; see details.', [
+      { field: 'Sandbox-Outcome', issue: `must be one of: ${allowed.join(', ')}` },
+    ])
+  }
+  return failureOf(outcome, rate, now, config)
+}

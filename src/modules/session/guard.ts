@@ -1,0 +1,79 @@
+/**
+ * @module The session guard: every sandbox call's admission, in one place. It reads the cookie,
+ * refuses an expired session, admits the request against the session's and the network's
+ * allowance, counts it, and creates the session when the call brings none — one storage call, one
+ * transaction. A `Sandbox-Outcome` header is answered right after (http/forced-outcome.ts), so a
+ * forced failure counts like any other call. Explicit creation (`POST /api/sandbox/session`) is counted against the network only;
+ * its route creates the session once the call has passed its checks, so a failed call leaves the
+ * caller's session and cookie as they were.
+ */
+import { Elysia, type Cookie } from 'elysia'
+import type { Config } from '../../config'
+import { ApiError, FAILURE_MESSAGE } from '../../errors'
+import { arrivedOverHttps, networkKey } from '../../http/client-address'
+import { FORCED_OUTCOME_HEADER, forcedFailure } from '../../http/forced-outcome'
+import { rateLimitHeaders } from '../../http/envelope'
+import { fairUseMessage } from '../../domain/rate-window'
+import { PATHS } from '../../http/paths'
+import { stateOf } from '../../http/pipeline'
+import type { Services } from '../../services'
+import type { SessionRow } from '../../storage/storage'
+import { SESSION_COOKIE, mintSession, tokenHashOf } from './service'
+
+type SessionCookie = Cookie<unknown>
+
+/** Sets (or, with no token, clears) the session cookie with the contract's attributes. */
+export function setSessionCookie(cookie: SessionCookie, request: Request, config: Config, token: string | null, maxAgeSeconds: number) {
+  cookie.set({
+    value: token ?? '',
+    maxAge: token ? maxAgeSeconds : 0,
+    httpOnly: true,
+    sameSite: 'strict',
+    path: '/',
+    secure: arrivedOverHttps(request, config.trustProxy),
+  })
+}
+
+export function sessionGuard(services: Pick<Services, 'config' | 'clock' | 'storage' | 'peerAddress'>) {
+  const { config, clock, storage } = services
+
+  return new Elysia({ name: 'session-guard' })
+    .derive({ as: 'global' }, async ({ request, cookie, route, set }) => {
+      const state = stateOf(request)
+      const now = (state.admittedAt = clock())
+      const explicit = route === PATHS.session
+      const sessionCookie = cookie[SESSION_COOKIE]!
+      let minted: ReturnType<typeof mintSession> | null = null
+      const admission = await storage.admit({
+        tokenHash: explicit ? null : tokenHashOf(sessionCookie.value),
+        network: networkKey(request, services.peerAddress(request), config.trustProxy),
+        now,
+        // Minted only when the storage creates a session: a live cookie needs no new token.
+        create: explicit ? null : () => (minted = mintSession(now, config.sessionTtlSeconds)),
+      })
+      if (admission.kind === 'expired') {
+        setSessionCookie(sessionCookie, request, config, null, 0)
+        throw new ApiError('session_expired', FAILURE_MESSAGE.session_expired)
+      }
+      state.session = admission.session
+      state.rate = admission.status
+      Object.assign(set.headers, rateLimitHeaders(admission.status, config.rateWindowSeconds, now))
+      if (admission.kind === 'refused') {
+        const { status } = admission
+        throw new ApiError('rate_limited', fairUseMessage(status.limit, config.rateWindowSeconds), undefined, status.retryAfter)
+      }
+      const fresh = minted as ReturnType<typeof mintSession> | null // set by the storage's call, which TypeScript cannot see
+      if (admission.created && fresh) setSessionCookie(sessionCookie, request, config, fresh.token, config.sessionTtlSeconds)
+      state.sessionToken = admission.created ? fresh!.token : admission.session && String(sessionCookie.value)
+      // Sandbox-Outcome: admitted and counted, nothing read or written yet (http/forced-outcome.ts).
+      const forced = forcedFailure(request.headers.get(FORCED_OUTCOME_HEADER), route, admission.status, now, config)
+      if (forced?.code === 'session_expired') {
+        setSessionCookie(sessionCookie, request, config, null, 0)
+        state.session = null // as a real expiry answers: the call belongs to no session
+      }
+      if (forced) throw forced
+      return { sandbox: state as typeof state & { session: SessionRow | null } }
+    })
+}
+
+export type SessionGuard = ReturnType<typeof sessionGuard>

@@ -1,0 +1,20 @@
+/** @module PostgreSQL faults (server states and lost connections) as the seam's `StorageUnavailable`. */
+import { StorageUnavailable } from '../storage'
+
+/**
+ * SQLSTATE classes and codes that mean "the database cannot serve now": connection exceptions (08),
+ * insufficient resources (53: disk full, out of memory, too many connections), operator intervention
+ * (57: shutdown, cannot connect now), system errors (58), a read-only database (25006),
+ * serialization failures and deadlocks (40001, 40P01), lock and statement time-outs (55P03, 57014),
+ * and a database or a login that is gone (3D000, 28: dropped, renamed, credentials revoked).
+ */
+const UNAVAILABLE = /^(08|28|53|57|58)|^(3D000|25006|40001|40P01|55P03)$/
+/** The client's own words for a connection it lost or never had. */
+const CONNECTION = /^(CONNECTION_|CONNECT_TIMEOUT|E(CONNREFUSED|CONNRESET|PIPE|HOSTUNREACH|NETUNREACH|TIMEDOUT|AI_AGAIN)|ENOTFOUND)/
+
+/** `StorageUnavailable` for a storage fault; any other error as it was. */
+export function asStorageError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && (UNAVAILABLE.test(code) || CONNECTION.test(code))) return new StorageUnavailable(code)
+  return error
+}

@@ -1,0 +1,112 @@
+/**
+ * @module The stores on PostgreSQL. Inside a transaction (`locking`), reads that precede a write hold
+ * what they read until the transaction ends: the session against the sweep (FOR SHARE), the policy
+ * against a concurrent correction (FOR UPDATE), an idempotency key against a concurrent first use
+ * (advisory lock), so every rule stays exact under READ COMMITTED across instances.
+ */
+import type { Sql } from 'postgres'
+import type { Connection } from './transaction'
+import { endorsementFromRow, policyFromRow, type EndorsementRow, type PolicyRow } from '../rows'
+import type { Source, Stores } from '../storage'
+
+export function postgresStores(sql: Sql<any> | Connection, locking: boolean): Stores {
+  // Fragments are made per query: postgres.js runs a fragment as part of the query it is placed in.
+  const forShare = () => (locking ? sql`FOR SHARE` : sql``)
+  const forUpdate = () => (locking ? sql`FOR UPDATE` : sql``)
+  return {
+    sessions: {
+      async isLive(id, now) {
+        const rows = await sql`SELECT 1 FROM sessions WHERE id = ${id} AND expires_at > ${now} AND NOT purged ${forShare()}`
+        return rows.length > 0
+      },
+    },
+
+    quotes: {
+      async unsaved(sessionId, given) {
+        if (given.length === 0) return []
+        const rows = await sql<{ plan_id: string; source: Source; upstream_ref: string | null }[]>`
+          SELECT plan_id, source, upstream_ref FROM quotes
+          WHERE session_id = ${sessionId} AND plan_id = ANY(${given.map((quote) => quote.planId)}::text[])`
+        const saved = new Map(rows.map((row) => [row.plan_id, row]))
+        return given.filter((quote) => {
+          const row = saved.get(quote.planId)
+          return row?.source !== quote.source || row.upstream_ref !== quote.upstreamRef
+        })
+      },
+      async save(sessionId, given) {
+        const rows = given.map((quote) => ({
+          session_id: sessionId,
+          plan_id: quote.planId,
+          trip: JSON.stringify(quote.trip),
+          ages: JSON.stringify(quote.ages),
+          currency: quote.currency,
+          plan: JSON.stringify({ product: quote.product, plan: quote.plan, premiumMinor: quote.premiumMinor }),
+          source: quote.source,
+          upstream_ref: quote.upstreamRef,
+        }))
+        await sql`
+          INSERT INTO quotes ${sql(rows)}
+          ON CONFLICT (session_id, plan_id) DO UPDATE SET plan = excluded.plan, source = excluded.source, upstream_ref = excluded.upstream_ref`
+      },
+      async find(sessionId, planId) {
+        const [row] = await sql<{ trip: string; ages: string; currency: string; plan: string; source: Source; upstream_ref: string | null }[]>`
+          SELECT trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ${sessionId} AND plan_id = ${planId}`
+        if (!row) return undefined
+        const { product, plan, premiumMinor } = JSON.parse(row.plan)
+        return {
+          planId, product, plan, premiumMinor, trip: JSON.parse(row.trip), ages: JSON.parse(row.ages), currency: row.currency,
+          source: row.source, upstreamRef: row.upstream_ref,
+        }
+      },
+    },
+
+    policies: {
+      async insert(policy) {
+        const [inserted] = await sql<{ id: number }[]>`
+          INSERT INTO policies (session_id, ref, svc_insurance_id, plan_id, product, status, trip, travellers,
+            partner_reference, currency, premium_minor, created_at, updated_at, source, upstream_ref)
+          VALUES (${policy.sessionId}, ${policy.ref}, ${policy.svcInsuranceId}, ${policy.planId}, ${policy.product},
+            ${policy.status}, ${JSON.stringify(policy.trip)}, ${JSON.stringify(policy.travellers)}, ${policy.partnerReference},
+            ${policy.currency}, ${policy.premiumMinor}, ${policy.createdAt}, ${policy.updatedAt}, ${policy.source}, ${policy.upstreamRef})
+          RETURNING id`
+        return { ...policy, id: inserted!.id }
+      },
+      async find(sessionId, ref) {
+        const [row] = await sql<PolicyRow[]>`SELECT * FROM policies WHERE session_id = ${sessionId} AND ref = ${ref} ${forUpdate()}`
+        return row && policyFromRow(row)
+      },
+      async endorse(policy, endorsement) {
+        await sql`
+          UPDATE policies SET status = ${policy.status}, trip = ${JSON.stringify(policy.trip)}, partner_reference = ${policy.partnerReference},
+            premium_minor = ${policy.premiumMinor}, updated_at = ${policy.updatedAt}
+          WHERE id = ${policy.id}`
+        const [appended] = await sql<{ sequence: number }[]>`
+          INSERT INTO endorsements (policy_id, sequence, scenario, changes, premium_change_minor, created_at)
+          SELECT ${policy.id}, COALESCE(MAX(sequence), 0) + 1, ${endorsement.scenario}, ${JSON.stringify(endorsement.changes)},
+            ${endorsement.premiumChangeMinor}, ${endorsement.createdAt}
+          FROM endorsements WHERE policy_id = ${policy.id}
+          RETURNING sequence`
+        return appended!.sequence
+      },
+      async endorsements(policyId) {
+        const rows = await sql<EndorsementRow[]>`
+          SELECT scenario, changes, premium_change_minor, created_at FROM endorsements WHERE policy_id = ${policyId} ORDER BY sequence`
+        return rows.map(endorsementFromRow)
+      },
+    },
+
+    idempotency: {
+      async find(sessionId, keyHash) {
+        if (locking) await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`idem ${sessionId} ${keyHash}`}, 0))`
+        const [row] = await sql<{ fingerprint: string; response: string }[]>`
+          SELECT fingerprint, response FROM idempotency WHERE session_id = ${sessionId} AND key = ${keyHash}`
+        return row && { fingerprint: row.fingerprint, response: JSON.parse(row.response) }
+      },
+      async save(sessionId, keyHash, print, response, now) {
+        await sql`
+          INSERT INTO idempotency (session_id, key, fingerprint, response, created_at)
+          VALUES (${sessionId}, ${keyHash}, ${print}, ${JSON.stringify(response)}, ${now})`
+      },
+    },
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * @module The storage seam: what services and HTTP code see of the database, whatever the engine.
+ * Async throughout; the engine owns its transactions, its SQL and its faults (each engine turns its
+ * own into `StorageUnavailable`). Engines: `sqlite/` (embedded default) and `postgres/`.
+ */
+import type { RateStatus } from '../domain/rate-window'
+import type { Trip } from '../domain/trip'
+
+/** What produced a plan or policy; it is also the answer's `mode`. */
+export type Source = 'simulation' | 'uat_gateway'
+
+export interface SessionRow {
+  id: number
+  ref: string
+  expiresAt: number
+}
+
+export interface Quote<Plan = unknown> {
+  planId: string
+  product: string
+  trip: Trip
+  ages: number[]
+  currency: string
+  plan: Plan
+  premiumMinor: number
+  source: Source
+  upstreamRef: string | null
+}
+
+export interface PolicyRecord {
+  id: number
+  sessionId: number
+  ref: string
+  svcInsuranceId: string
+  planId: string
+  product: string
+  status: 'issued' | 'endorsed'
+  trip: Trip
+  travellers: { traveller_ref: string; age: number }[]
+  partnerReference: string | null
+  currency: string
+  premiumMinor: number
+  createdAt: number
+  updatedAt: number
+  source: Source
+  /** The insurer's policy number for a UAT policy: stored, never shown. */
+  upstreamRef: string | null
+}
+
+export interface EndorsementRecord {
+  scenario: string
+  changes: Record<string, { from: string | null; to: string }>
+  premiumChangeMinor: number
+  createdAt: number
+}
+
+export interface StoredAnswer {
+  fingerprint: string
+  response: unknown
+}
+
+export interface SessionStore {
+  /**
+   * Whether the session still runs at `now` (not expired, not swept). Inside a transaction it also
+   * holds the session against the sweep until the transaction ends.
+   */
+  isLive(id: number, now: number): Promise<boolean>
+}
+
+export interface QuoteStore {
+  /** The quotes this session has not been given yet, or not from the same source: what `save` would change. */
+  unsaved(sessionId: number, quotes: Quote[]): Promise<Quote[]>
+  save(sessionId: number, quotes: Quote[]): Promise<void>
+  find<Plan>(sessionId: number, planId: string): Promise<Quote<Plan> | undefined>
+}
+
+export interface PolicyStore {
+  insert(policy: Omit<PolicyRecord, 'id'>): Promise<PolicyRecord>
+  /** The session's policy with this ref; inside a transaction, held until it ends (no lost update). */
+  find(sessionId: number, ref: string): Promise<PolicyRecord | undefined>
+  /** Saves the policy's new state and appends the endorsement; answers its sequence number. */
+  endorse(policy: PolicyRecord, endorsement: EndorsementRecord): Promise<number>
+  endorsements(policyId: number): Promise<EndorsementRecord[]>
+}
+
+export interface IdempotencyStore {
+  /** The stored first answer; inside a transaction, concurrent claims of the same key wait for this one. */
+  find(sessionId: number, keyHash: string): Promise<StoredAnswer | undefined>
+  save(sessionId: number, keyHash: string, fingerprint: string, response: unknown, now: number): Promise<void>
+}
+
+export interface Stores {
+  sessions: SessionStore
+  quotes: QuoteStore
+  policies: PolicyStore
+  idempotency: IdempotencyStore
+}
+
+/** A session to create for an admitted request that brings none. */
+export interface NewSession {
+  ref: string
+  tokenHash: string
+  expiresAt: number
+}
+
+export interface AdmissionRequest {
+  /** Hash of the cookie's token, when the request brought one. */
+  tokenHash: string | null
+  /** The client network's counter key. */
+  network: string
+  now: number
+  /**
+   * Mints the session to create, and count, when the request is admitted without a live session;
+   * null: create none. Called only then on SQLite, so a call with a live cookie mints no token and
+   * hash (≈ 5 µs of a plan search); PostgreSQL calls it up front, its one round trip needs the values.
+   */
+  create: (() => NewSession) | null
+}
+
+export type Admission =
+  | { kind: 'expired' }
+  | { kind: 'refused'; status: RateStatus; session: SessionRow | null }
+  | { kind: 'admitted'; status: RateStatus; session: SessionRow | null; created: boolean }
+
+export interface SweepResult {
+  sessionsPurged: number
+  sessionsForgotten: number
+  rateHitsDeleted: number
+}
+
+export interface Storage extends Stores {
+  /**
+   * Session expiry, then the rolling-window check of the session's and the network's counters, then
+   * counting and (when asked) creating the session: one transaction, exact across processes and
+   * instances. A refusal counts nothing and creates nothing.
+   */
+  admit(request: AdmissionRequest): Promise<Admission>
+  /** Creates a session and counts one request against it (explicit creation, after its checks). */
+  openSession(session: NewSession, now: number): Promise<SessionRow>
+  /** The allowance left on these counters, counting nothing. */
+  allowance(keys: string[], now: number): Promise<RateStatus>
+  /** Runs `work` in one transaction: all its writes commit together or none does. */
+  transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>
+  /** One bounded pass of the expiry sweep; safe to run on every process and instance at once. */
+  sweep(now: number): Promise<SweepResult>
+  /** Resolves when the database takes a write; rejects with StorageUnavailable. */
+  ping(): Promise<void>
+  /** Milliseconds since the epoch, from the clock every process sharing this database agrees on. */
+  clock(): number
+  close(): Promise<void>
+}
+
+/** The database cannot serve now (read-only, full, unreachable, or a lock or statement timed out). */
+export class StorageUnavailable extends Error {
+  constructor(readonly reason: string) {
+    super(`storage unavailable: ${reason}`)
+  }
+}

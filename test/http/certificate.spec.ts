@@ -1,0 +1,78 @@
+/**
+ * `POST /api/sandbox/policy/{policy_ref}/documents/policy_certificate`: the specimen PDF, read back
+ * as text (unpdf) the way a partner's own test would check it.
+ */
+import type { APIResponse } from '@playwright/test'
+import { extractText, getDocumentProxy } from 'unpdf'
+import { API, addDays, ages, expect, fails, issuePolicy, ok, rateLimitHeader, test, tripFrom } from './support/api'
+
+const MARK = 'SPECIMEN — SANDBOX — NOT INSURANCE'
+
+/** The text of each page; pdf.js joins a line's pieces with spaces and lines with newlines. */
+async function pagesOf(bytes: Buffer): Promise<string[]> {
+  const { text } = await extractText(await getDocumentProxy(new Uint8Array(bytes)), { mergePages: false })
+  return text.map((page) => page.replace(/\s+/g, ' '))
+}
+
+async function pdfOf(response: APIResponse): Promise<Buffer> {
+  expect(response.status(), response.status() === 200 ? '' : await response.text()).toBe(200)
+  const headers = response.headers()
+  expect(headers['content-type']).toBe('application/pdf')
+  expect(headers['x-request-id']).toMatch(/^req_[0-9a-f]+$/)
+  expect(headers['cache-control']).toBe('no-store')
+  expect(headers['x-content-type-options']).toBe('nosniff')
+  rateLimitHeader(response)
+  const bytes = await response.body()
+  expect(bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-')
+  return bytes
+}
+
+test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificate', () => {
+  test('answers the specimen PDF: the mark, refs, plan, trip, ages, synthetic identity, indicative premium and the history', async ({ request }) => {
+    const trip = tripFrom(20, 9, 'IN', 'FR')
+    const { policy, plan } = await issuePolicy(request, { trip, travellers: ages(34, 8), partner_reference: 'BK-CERT-7' })
+    const endorsed = (await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) } }))).data
+    const response = await request.post(API.certificate(policy.policy_ref))
+    const pages = await pagesOf(await pdfOf(response))
+    expect(response.headers()['content-disposition']).toBe(`attachment; filename="policy_certificate_${policy.policy_ref}.pdf"`)
+
+    expect(pages.length).toBe(1)
+    const text = pages[0]!
+    expect(text).toContain(MARK)
+    for (const value of [policy.policy_ref, policy.svc_insurance_id, 'BK-CERT-7', 'endorsed', plan.name, plan.plan_id, 'IN', 'FR', trip.start_date]) {
+      expect(text).toContain(value)
+    }
+    expect(text).toContain(`${trip.start_date} to ${addDays(trip.end_date, 3)}`) // the trip as it stands
+    expect(text).toContain('Traveller ages 34, 8')
+    for (const traveller of policy.travellers) expect(text).toContain(traveller.traveller_ref)
+    expect(text).toContain(policy.traveller_identity)
+    const premium = `${policy.currency} ${endorsed.premium.toFixed(2)}`
+    expect(text).toMatch(new RegExp(`${premium} \\(indicative`))
+    expect(text).toContain(`#1 ${endorsed.endorsement.created_at.slice(0, 10)} ${endorsed.endorsement.created_at.slice(11, 19)} UTC extend_end_date`)
+    expect(text).toContain(`trip.end_date: ${trip.end_date} to ${addDays(trip.end_date, 3)}; premium change ${policy.currency} +${endorsed.premium_change.toFixed(2)}`)
+  })
+
+  test('the same policy state gives the same bytes; a correction gives a new certificate that shows it', async ({ request }) => {
+    const { policy } = await issuePolicy(request)
+    const first = await pdfOf(await request.post(API.certificate(policy.policy_ref)))
+    const again = await pdfOf(await request.post(API.certificate(policy.policy_ref), { data: {} }))
+    expect(again.equals(first)).toBe(true)
+    expect((await pagesOf(first))[0]).toContain('No endorsements.')
+
+    await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-NEW' } }))
+    const corrected = await pdfOf(await request.post(API.certificate(policy.policy_ref)))
+    expect(corrected.equals(first)).toBe(false)
+    expect((await pagesOf(corrected))[0]).toContain('partner_reference: none to BK-NEW')
+    expect((await pdfOf(await request.post(API.certificate(policy.policy_ref)))).equals(corrected)).toBe(true)
+  })
+
+  test('errors are the JSON envelope: policy_not_found for another session or an unknown ref, validation_failed for a field', async ({ request, newClient }) => {
+    const { policy } = await issuePolicy(request)
+    const foreign = await fails(await (await newClient()).post(API.certificate(policy.policy_ref)), 404, 'policy_not_found')
+    const unknown = await fails(await request.post(API.certificate('pol_sbx_00000000000000000000')), 404, 'policy_not_found')
+    expect(foreign).toEqual(unknown)
+    await fails(await request.post(API.certificate(policy.policy_ref), { data: { format: 'pdf' } }), 422, 'validation_failed')
+    // Only the policy_certificate document exists.
+    await fails(await request.post(`/api/sandbox/policy/${policy.policy_ref}/documents/invoice`), 404, 'not_found')
+  })
+})

@@ -1,0 +1,273 @@
+/**
+ * @module The OpenAPI document as partners on other stacks meet it, proven by tools we did not write,
+ * against a real server: a generated client (openapi-typescript + openapi-fetch, type-checked and
+ * run), a validating proxy (Prism, request and response validation), a real browser on the docs page
+ * (Chromium from @sparticuz/chromium), the packed typed client installed into a fresh project, and
+ * the README's curl walk-through. Bun target only: the document is the same on every target.
+ */
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import chromium from '@sparticuz/chromium'
+import { chromium as browsers } from 'playwright-core'
+import type { APIRequestContext } from '@playwright/test'
+import { API, addDays, ages, expect, searchBody, sleep, test, tripFrom } from './support/api'
+import { ROOT, freePort } from './support/server'
+
+const BIN = join(ROOT, 'node_modules', '.bin')
+const TMP = join(ROOT, '.tmp', 'openapi-tools')
+const SPEC = '/api/sandbox/openapi.json'
+
+test.beforeEach(({}, info) => test.skip(info.project.name !== 'bun', 'the document is the same on every target; these tools run once'))
+
+/** Runs a command to completion; its output is in the failure message when it fails. */
+function run(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): SpawnSyncReturns<string> {
+  const result = spawnSync(command, args, { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, encoding: 'utf8', timeout: 60_000 })
+  expect(result.status, `${command} ${args.join(' ')}\n${result.stdout}\n${result.stderr}`).toBe(0)
+  return result
+}
+
+/** The document a server serves, saved for a tool that reads files. */
+async function saveDocument(baseUrl: string, name: string): Promise<string> {
+  const response = await fetch(`${baseUrl}${SPEC}`)
+  expect(response.status).toBe(200)
+  mkdirSync(TMP, { recursive: true })
+  const path = join(TMP, `${name}.json`)
+  writeFileSync(path, await response.text())
+  return path
+}
+
+test('generated client: openapi-typescript types and openapi-fetch drive the whole flow, strict tsc passes', async ({ launch }) => {
+  test.setTimeout(60_000)
+  const server = await launch('openapi-client')
+  const dir = join(ROOT, 'test', 'openapi', 'client')
+  run(join(ROOT, 'test', 'tools', 'node_modules', '.bin', 'openapi-typescript'), [`${server.url}${SPEC}`, '-o', join(dir, 'schema.d.ts')])
+  run(join(BIN, 'tsc'), ['-p', join(dir, 'tsconfig.json')])
+  const flow = run('bun', [join(dir, 'flow.ts'), server.url])
+  expect(JSON.parse(flow.stdout.trim())).toMatchObject({ endorsements: 4, error: 'policy_not_found' })
+})
+
+interface Step {
+  label: string
+  status: number
+  code?: string
+}
+
+/** Starts Prism's validating proxy (`--errors`: a violation answers an error instead of passing). */
+async function startPrism(document: string, upstream: string) {
+  const port = await freePort()
+  const child = spawn(join(BIN, 'prism'), ['proxy', document, upstream, '--errors', '-p', String(port), '-h', '127.0.0.1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (chunk) => (output += chunk))
+  child.stderr.on('data', (chunk) => (output += chunk))
+  const url = `http://127.0.0.1:${port}`
+  for (const deadline = Date.now() + 30_000; ; await sleep(100)) {
+    if (child.exitCode !== null) throw new Error(`prism exited:\n${output}`)
+    if (Date.now() > deadline) throw new Error(`prism did not start:\n${output}`)
+    if (await fetch(`${url}/healthz`).then(() => true, () => false)) break
+  }
+  return { url, output: () => output, stop: () => child.kill() }
+}
+
+/**
+ * Sends one call through the proxy and records what came back: the sandbox's own answer, or a
+ * Prism problem (a request or response violation).
+ */
+async function through(client: APIRequestContext, problems: string[], step: Step, path: string, data?: unknown, headers?: Record<string, string>) {
+  const response = await client.post(path, { ...(data !== undefined && { data }), ...(headers && { headers }) })
+  const text = await response.text()
+  const problem = (response.headers()['content-type'] ?? '').includes('problem+json') || response.headers()['sl-violations'] !== undefined
+  if (problem) problems.push(`${step.label}: ${response.status()} ${response.headers()['sl-violations'] ?? text.slice(0, 300)}`)
+  else if (response.status() !== step.status) problems.push(`${step.label}: expected ${step.status}, got ${response.status()} ${text.slice(0, 200)}`)
+  // The certificate answers its PDF, which Prism checks against the document as it passes.
+  const pdf = !problem && response.headers()['content-type'] === 'application/pdf'
+  if (pdf && !text.startsWith('%PDF-')) problems.push(`${step.label}: a PDF that does not start with %PDF-`)
+  const body = problem || pdf ? undefined : JSON.parse(text)
+  if (body && step.code && body.error?.code !== step.code) problems.push(`${step.label}: expected ${step.code}, got ${body.error?.code}`)
+  return { ...body, cookie: /^sbx_session=[^;]*/.exec(response.headers()['set-cookie'] ?? '')?.[0] }
+}
+
+test('validating proxy: every operation, its success and its error statuses pass Prism with no violation', async ({ launch, newClient }) => {
+  test.setTimeout(90_000)
+  // One server with room for the whole tour; one with a 1-second session and an allowance of 2.
+  const [roomy, tight] = await Promise.all([
+    launch('prism-roomy', { SANDBOX_RATE_LIMIT: '1000' }),
+    launch('prism-tight', { SANDBOX_RATE_LIMIT: '2', SANDBOX_SESSION_TTL_SECONDS: '1' }),
+  ])
+  const [roomyProxy, tightProxy] = await Promise.all([
+    startPrism(await saveDocument(roomy.url, 'prism-roomy'), roomy.url),
+    startPrism(await saveDocument(tight.url, 'prism-tight'), tight.url),
+  ])
+  const problems: string[] = []
+  let calls = 0
+  try {
+    const client = await newClient({ baseURL: roomyProxy.url })
+    const call = (step: Step, path: string, data?: unknown, headers?: Record<string, string>) => (calls++, through(client, problems, step, path, data, headers))
+    const trip = tripFrom(10, 10)
+    await call({ label: 'session, no body', status: 200 }, API.session)
+    await call({ label: 'session, {}', status: 200 }, API.session, {})
+    const search = await call({ label: 'search', status: 200 }, API.search, searchBody(trip, ages(34, 8), 'EUR'))
+    const planId = search?.data.plans[0].plan_id ?? 'plan_missing'
+    const issueBody = { plan_id: planId, trip, travellers: ages(8, 34), partner_reference: 'BK-1' }
+    const issued = await call({ label: 'issue', status: 200 }, API.issue, issueBody, { 'idempotency-key': 'tour-1' })
+    await call({ label: 'issue, replayed', status: 200 }, API.issue, issueBody, { 'idempotency-key': 'tour-1' })
+    const ref = issued?.data.policy_ref ?? 'pol_sbx_0'
+    const scenarios = [
+      { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 5) },
+      { scenario: 'shorten_end_date', new_end_date: addDays(trip.end_date, 2) },
+      { scenario: 'correct_destination', destination_country: 'DE' },
+      { scenario: 'correct_partner_reference', partner_reference: 'BK-2' },
+    ]
+    for (const body of scenarios) await call({ label: body.scenario, status: 200 }, API.modify(ref), body)
+
+    // Errors that well-formed requests meet: the proxy passes them on, and checks the answers.
+    await call({ label: 'issue, key reused', status: 422, code: 'idempotency_key_reused' }, API.issue, { ...issueBody, partner_reference: 'BK-9' }, { 'idempotency-key': 'tour-1' })
+    await call({ label: 'issue, unknown plan', status: 404, code: 'plan_not_found' }, API.issue, { ...issueBody, plan_id: 'plan_unknown' })
+    await call({ label: 'issue, other ages', status: 409, code: 'plan_mismatch' }, API.issue, { ...issueBody, travellers: ages(40) })
+    await call({ label: 'issue, e-mail reference', status: 422, code: 'pii_not_allowed' }, API.issue, { ...issueBody, partner_reference: 'ann@example.com' })
+    await call({ label: 'search, 181 days', status: 422, code: 'trip_too_long' }, API.search, searchBody(tripFrom(10, 181)))
+    await call({ label: 'search, 7 travellers', status: 422, code: 'too_many_travellers' }, API.search, searchBody(trip, ages(1, 2, 3, 4, 5, 6, 7)))
+    await call({ label: 'search, unknown currency', status: 422, code: 'unsupported_currency' }, API.search, searchBody(trip, ages(30), 'XYZ'))
+    await call({ label: 'search, no such date', status: 422, code: 'validation_failed' }, API.search, searchBody({ ...trip, end_date: `${trip.end_date.slice(0, 4)}-02-30` }))
+    await call({ label: 'search, 17 KiB', status: 413, code: 'payload_too_large' }, API.search, searchBody(trip, ages(...Array(1700).fill(30))))
+    const flood = Object.fromEntries(Array.from({ length: 101 }, (_, index) => [`x-filler-${index}`, 'x']))
+    await call({ label: 'session, 101 headers', status: 431, code: 'headers_too_large' }, API.session, undefined, flood)
+    await call({ label: 'modify, unknown policy', status: 404, code: 'policy_not_found' }, API.modify('pol_sbx_0000'), scenarios[0])
+    await call({ label: 'modify, not later', status: 422, code: 'scenario_not_applicable' }, API.modify(ref), { scenario: 'extend_end_date', new_end_date: trip.start_date })
+    await call({ label: 'modify, 181 days', status: 422, code: 'trip_too_long' }, API.modify(ref), { scenario: 'extend_end_date', new_end_date: addDays(trip.start_date, 181) })
+
+    // Read-back, the certificate (a PDF, not the envelope), and a short session.
+    await call({ label: 'read', status: 200 }, API.read(ref))
+    await call({ label: 'read, {}', status: 200 }, API.read(ref), {})
+    await call({ label: 'certificate', status: 200 }, API.certificate(ref))
+    await call({ label: 'read, unknown policy', status: 404, code: 'policy_not_found' }, API.read('pol_sbx_0000'))
+    await call({ label: 'certificate, unknown policy', status: 404, code: 'policy_not_found' }, API.certificate('pol_sbx_0000'))
+
+    // Forced outcomes: the fault answers, each through the proxy on an endpoint where it can happen.
+    const forced = (code: string) => ({ 'sandbox-outcome': code })
+    await call({ label: 'forced upstream_unavailable', status: 503, code: 'upstream_unavailable' }, API.issue, issueBody, forced('upstream_unavailable'))
+    await call({ label: 'forced upstream_invalid', status: 502, code: 'upstream_invalid' }, API.search, searchBody(trip), forced('upstream_invalid'))
+    await call({ label: 'forced storage_unavailable', status: 503, code: 'storage_unavailable' }, API.modify(ref), scenarios[0], forced('storage_unavailable'))
+    await call({ label: 'forced internal_error', status: 500, code: 'internal_error' }, API.certificate(ref), undefined, forced('internal_error'))
+    await call({ label: 'forced rate_limited', status: 429, code: 'rate_limited' }, API.session, undefined, forced('rate_limited'))
+    await call({ label: 'forced session_expired', status: 401, code: 'session_expired' }, API.read(ref), undefined, forced('session_expired'))
+    await call({ label: 'session, 1 minute', status: 200 }, API.session, { lifetime_minutes: 1 })
+
+    const short = await newClient({ baseURL: tightProxy.url })
+    const shortCall = (step: Step, path: string, data?: unknown, headers?: Record<string, string>) => (calls++, through(short, problems, step, path, data, headers))
+    const { cookie } = await shortCall({ label: 'session (tight)', status: 200 }, API.session)
+    await sleep(1_100)
+    // Sent by hand: the client's own jar drops the cookie when its Max-Age (1 s) has passed.
+    await shortCall({ label: 'search, session ended', status: 401, code: 'session_expired' }, API.search, searchBody(trip), { cookie })
+    await shortCall({ label: 'session (tight, 2nd)', status: 200 }, API.session)
+    await shortCall({ label: 'session, allowance spent', status: 429, code: 'rate_limited' }, API.session)
+  } finally {
+    roomyProxy.stop()
+    tightProxy.stop()
+  }
+  console.log(`prism: ${calls} calls, ${problems.length} problems`)
+  expect(problems).toEqual([])
+})
+
+test('real browser: the docs page renders offline, and Try it out runs session then search in one session', async ({ launch }) => {
+  test.setTimeout(90_000)
+  const server = await launch('docs-browser')
+  const browser = await browsers.launch({
+    executablePath: await chromium.executablePath(),
+    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+  })
+  try {
+    const page = await browser.newPage()
+    const consoleErrors: string[] = []
+    const outside: string[] = []
+    page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text()))
+    page.on('pageerror', (error) => consoleErrors.push(error.message))
+    page.on('request', (request) => !request.url().startsWith(server.url) && outside.push(request.url()))
+    const answers: { path: string; status: number; cookie: string | undefined; body: any }[] = []
+    page.on('response', async (response) => {
+      if (!response.url().includes('/api/sandbox/') || response.url().includes('/docs') || response.url().endsWith(SPEC)) return
+      const headers = await response.request().allHeaders()
+      answers.push({ path: new URL(response.url()).pathname, status: response.status(), cookie: headers.cookie, body: await response.json() })
+    })
+    await page.goto(`${server.url}/api/sandbox/docs`)
+    await expect(page.locator('.opblock')).toHaveCount(6)
+
+    const session = page.locator('#operations-default-postApiSandboxSession')
+    await session.locator('.opblock-summary').click()
+    await session.getByRole('button', { name: 'Try it out' }).click()
+    await session.getByRole('button', { name: 'Execute' }).click()
+    await expect(session.locator('.live-responses-table tr.response .response-col_status')).toHaveText('200')
+
+    const search = page.locator('#operations-default-postApiSandboxPlansSearch')
+    await search.locator('.opblock-summary').click()
+    await search.getByRole('button', { name: 'Try it out' }).click()
+    await search.locator('textarea.body-param__text').fill(JSON.stringify(searchBody(tripFrom(10, 7))))
+    await search.getByRole('button', { name: 'Execute' }).click()
+    await expect(search.locator('.live-responses-table tr.response .response-col_status')).toHaveText('200')
+
+    await expect.poll(() => answers.length).toBe(2)
+    const [opened, searched] = answers
+    expect(opened).toMatchObject({ path: API.session, status: 200 })
+    expect(searched).toMatchObject({ path: API.search, status: 200 })
+    // The browser sent the cookie the first answer set: the search ran in the session just opened.
+    expect(searched!.cookie).toMatch(/sbx_session=/)
+    expect(searched!.body.meta.session_expires_at).toBe(opened!.body.data.expires_at)
+    expect(consoleErrors).toEqual([])
+    expect(outside).toEqual([])
+  } finally {
+    await browser.close()
+  }
+})
+
+/** The ```lang block that follows a README heading. */
+function readmeBlock(heading: string, lang: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const from = readme.indexOf(`\n${heading}\n`)
+  expect(from, `README has "${heading}"`).toBeGreaterThan(-1)
+  const start = readme.indexOf(`\`\`\`${lang}\n`, from) + lang.length + 4
+  return readme.slice(start, readme.indexOf('```', start))
+}
+
+test('installed client: the packed package installs into a fresh strict project where the README example type-checks', async () => {
+  test.setTimeout(120_000)
+  mkdirSync(TMP, { recursive: true })
+  const project = mkdtempSync(join(TMP, 'partner-'))
+  try {
+    const packed = run('npm', ['pack', '--silent', '--pack-destination', project]).stdout.trim().split('\n').pop()!
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'partner', private: true, type: 'module' }))
+    // From the npm cache the suite's own install filled; no install scripts (a native build of the
+    // server's SQLite driver is not what a client needs).
+    run('npm', ['install', `./${packed}`, '@types/node@22', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project })
+    run(join(BIN, 'tsc'), ['--init'], { cwd: project })
+    // `tsc --init`'s strict defaults, with bundler resolution: the package ships TypeScript source.
+    const tsconfig = readFileSync(join(project, 'tsconfig.json'), 'utf8').replace('"module": "nodenext"', '"module": "preserve"').replace('"types": []', '"types": ["node"]')
+    expect(tsconfig).toContain('"module": "preserve"')
+    writeFileSync(join(project, 'tsconfig.json'), tsconfig)
+    writeFileSync(join(project, 'example.ts'), readmeBlock('### Typed client', 'ts'))
+    run(join(BIN, 'tsc'), ['--noEmit', '-p', '.'], { cwd: project })
+  } finally {
+    rmSync(project, { recursive: true, force: true })
+  }
+})
+
+test('README walk-through with curl: the script the README shows runs as pasted', async ({ launch }) => {
+  const server = await launch('walkthrough')
+  const script = readFileSync(join(ROOT, 'test', 'walkthrough.sh'), 'utf8')
+  expect(script).toContain(readmeBlock('### Walk-through with curl', 'sh'))
+  mkdirSync(TMP, { recursive: true })
+  const dir = mkdtempSync(join(TMP, 'curl-'))
+  try {
+    const output = run('bash', [join(ROOT, 'test', 'walkthrough.sh')], { cwd: dir, env: { SANDBOX: server.url } }).stdout
+    expect(output).toMatch(/^plan_id: plan_\w+$/m)
+    expect(output).toMatch(/^policy_ref: pol_sbx_[0-9a-f]+$/m)
+    expect(output).toContain('"status":"endorsed"')
+    expect(output).toContain('"endorsements":[{"sequence":1,"scenario":"extend_end_date","field":"trip.end_date"')
+    expect(output).toMatch(/^certificate: \d{4,} bytes$/m)
+    expect(readFileSync(join(dir, 'certificate.pdf')).subarray(0, 5).toString('latin1')).toBe('%PDF-')
+    expect(output).toMatch(/^HTTP\/1\.1 503 /m)
+    expect(output).toMatch(/^retry-after: \d+\r?$/im)
+    expect(output).toContain('"code":"upstream_unavailable"')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

