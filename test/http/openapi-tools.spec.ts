@@ -12,7 +12,7 @@ import chromium from '@sparticuz/chromium'
 import { chromium as browsers } from 'playwright-core'
 import type { APIRequestContext } from '@playwright/test'
 import { API, addDays, ages, expect, searchBody, sleep, test, tripFrom } from './support/api'
-import { ROOT, freePort } from './support/server'
+import { ROOT, testPort } from './support/server'
 
 const BIN = join(ROOT, 'node_modules', '.bin')
 const TMP = join(ROOT, '.tmp', 'openapi-tools')
@@ -55,7 +55,7 @@ interface Step {
 
 /** Starts Prism's validating proxy (`--errors`: a violation answers an error instead of passing). */
 async function startPrism(document: string, upstream: string) {
-  const port = await freePort()
+  const port = await testPort()
   const child = spawn(join(BIN, 'prism'), ['proxy', document, upstream, '--errors', '-p', String(port), '-h', '127.0.0.1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout.on('data', (chunk) => (output += chunk))

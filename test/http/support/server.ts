@@ -7,7 +7,7 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { databaseFor, databaseUrl, ensureDatabase } from './postgres'
 import { serverCommand, targetEnv, type Target } from './targets'
-import { freePort } from '../../support/wait'
+import { createServer } from 'node:net'
 
 export const ROOT = resolve(import.meta.dirname, '../../..')
 export const HTTP_PORT = Number(process.env.SANDBOX_TEST_PORT ?? 3210)
@@ -39,8 +39,33 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** A port the system has just handed out as free on loopback. */
-export { freePort }
+/**
+ * A loopback port for a server a test starts. Not the kernel's pick: a port it hands out, once
+ * closed again, can be handed to the other Playwright worker too before our server binds it; then
+ * the server that loses exits, and both tests talk to the winner (seen once in CI: a test's calls
+ * reached another test's server). Each worker takes ports from a range of its own, below the
+ * kernel's ephemeral range (32768 and up), skipping any in use. Concurrent runs on one machine need
+ * SANDBOX_TEST_PORT at least 1,000 apart.
+ */
+export async function testPort(): Promise<number> {
+  const base = HTTP_PORT + 100 + Number(process.env.TEST_PARALLEL_INDEX ?? 0) * PORTS_PER_WORKER
+  for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
+    const port = base + (portsTaken++ % PORTS_PER_WORKER)
+    if (await canListen(port)) return port
+  }
+  throw new Error(`no free port in ${base}..${base + PORTS_PER_WORKER - 1}`)
+}
+
+const PORTS_PER_WORKER = 200
+let portsTaken = 0
+
+function canListen(port: number): Promise<boolean> {
+  const probe = createServer()
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(false))
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)))
+  })
+}
 
 /** The target the current Playwright project tests (set per worker by fixtures.ts). */
 export function currentTarget(): Target {
@@ -64,7 +89,7 @@ export async function preparePostgres(dbPath: string): Promise<string> {
  * same path (a restart, a second process) is the same database, a fresh path a new one.
  */
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const port = await freePort()
+  const port = await testPort()
   const target = currentTarget()
   const { command, args } = serverCommand(target, ROOT)
   const storage: Record<string, string> = {}
@@ -79,7 +104,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
 
 /** Starts a stand-in insurer UAT (test/uat-stand-in/server.ts) on its own port. */
 export async function startStandIn(): Promise<RunningServer> {
-  const port = await freePort()
+  const port = await testPort()
   return launch('bun', ['test/uat-stand-in/server.ts'], port, '/__stats', { PORT: String(port) })
 }
 
