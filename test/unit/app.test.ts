@@ -259,6 +259,35 @@ describe('request checks in the app', () => {
     }
   })
 
+  test('an object with its own toString or valueOf where a value belongs is validation_failed, never a 500', async () => {
+    // Such an object throws when made a string; Elysia words its validation errors with the value.
+    const sandbox = inProcessApp()
+    const odd: unknown[] = [{ toString: 'QZXMARK' }, [[{ toString: 'x' }]], { valueOf: 1 }, [{ valueOf: 'x', toString: 2 }]]
+    const trip = tripFrom(START_MS, 1, 3)
+    const search = await sandbox.call('plans/search', { trip, travellers: [{ age: 30 }] })
+    const token = search.cookie!
+    const planId = search.body.data.plans[0].plan_id
+    const issued = await sandbox.call('policy/new', { plan_id: planId, trip, travellers: [{ age: 30 }] }, { cookie: token })
+    const modify = `policy/${issued.body.data.policy_ref}/modify`
+    for (const value of odd) {
+      const replies = [
+        await sandbox.call('plans/search', { trip: { ...trip, destination_country: value }, travellers: [{ age: value }] }, { cookie: token }),
+        await sandbox.call('policy/new', { plan_id: value, trip, travellers: [{ age: 30 }] }, { cookie: token }),
+        await sandbox.call(modify, { scenario: 'extend_trip', new_end_date: value }, { cookie: token }),
+        await sandbox.call(modify, { scenario: value }, { cookie: token }),
+      ]
+      for (const reply of replies) expect(reply.body.error?.code, JSON.stringify(value)).toBe('validation_failed')
+    }
+    // The member's name written with JSON escapes is the same member.
+    const escaped = await sandbox.app.handle(new Request('http://localhost/api/sandbox/plans/search', {
+      method: 'POST', headers: { 'content-type': 'application/json', cookie: `sbx_session=${token}` },
+      body: `{"trip":${JSON.stringify({ ...trip, destination_country: '@' }).replace('"@"', '{"to\\u0053tring":"x"}')},"travellers":[{"age":30}]}`,
+    }))
+    expect(escaped.status).toBe(422)
+    expect(((await escaped.json()) as any).error.details).toEqual([{ field: 'trip.destination_country', issue: expect.any(String) }])
+    expect(sandbox.logs.filter((line) => line.includes('"level":"error"'))).toEqual([])
+  })
+
   test('"today" comes from the clock: a trip starting before the fake today is refused', async () => {
     const sandbox = inProcessApp()
     const yesterday = await sandbox.call('plans/search', { trip: tripFrom(START_MS, -1, 3), travellers: [{ age: 30 }] })

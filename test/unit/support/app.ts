@@ -32,6 +32,7 @@ export function inProcessApp(env: Record<string, string> = {}) {
   }
 
   return {
+    app,
     services,
     /** The database underneath, for tests that look at what was stored. */
     db,
