@@ -131,7 +131,7 @@ const marked = fc.oneof(
 /** Keys never carry the marker: unknown field names are reported as paths, by design. */
 const key = fc.oneof(
   fc.constantFrom('trip', 'travellers', 'age', 'currency', 'plan_id', 'partner_reference', 'scenario', 'new_end_date', 'destination_country',
-    'origin_country', 'start_date', 'end_date', 'email', 'first_name', 'Passport No', 'dob', '__proto__', 'constructor', 'toString', ''),
+    'origin_country', 'start_date', 'end_date', 'email', 'first_name', 'Passport No', 'dob', '__proto__', 'constructor', 'toString', 'valueOf', 'toJSON', ''),
   fc.string({ maxLength: 12 }).filter((text) => !text.includes(MARK)),
 )
 const markedJson: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
