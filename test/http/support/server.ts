@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { databaseFor, databaseUrl, ensureDatabase } from './postgres'
-import { serverCommand, targetEnv, type Target } from './targets'
+import { runtimeCommand, serverCommand, targetEnv, type Runtime, type Target } from './targets'
 import { createServer } from 'node:net'
 
 export const ROOT = resolve(import.meta.dirname, '../../..')
@@ -84,14 +84,15 @@ export async function preparePostgres(dbPath: string): Promise<string> {
 }
 
 /**
- * Starts the current target's server with extra environment, on its own port; waits until it
- * answers. On `pg` the server's database is the one that belongs to its `SANDBOX_DB_PATH`: the
- * same path (a restart, a second process) is the same database, a fresh path a new one.
+ * Starts the current target's server (or `runtime`'s) with extra environment, on its own port;
+ * waits until it answers. On `pg` the server's database is the one that belongs to its
+ * `SANDBOX_DB_PATH`: the same path (a restart, a second process) is the same database, a fresh path
+ * a new one.
  */
-export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+export async function startServer(env: Record<string, string>, runtime?: Runtime): Promise<RunningServer> {
   const port = await testPort()
   const target = currentTarget()
-  const { command, args } = serverCommand(target, ROOT)
+  const { command, args } = runtime ? runtimeCommand(runtime, ROOT) : serverCommand(target, ROOT)
   const storage: Record<string, string> = {}
   if (target === 'pg') {
     const path = env.SANDBOX_DB_PATH ?? freshDatabasePath(`unnamed-${port}-${Date.now()}`)

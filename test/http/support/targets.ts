@@ -35,7 +35,12 @@ export const runtimeOf = (target: Target): Runtime => (target === 'uat' || targe
 
 /** The command that starts a target's server, run from the repository root. */
 export function serverCommand(target: Target, root: string): { command: string; args: string[] } {
-  const { command, args, artefact } = RUNTIMES[runtimeOf(target)]
+  return runtimeCommand(runtimeOf(target), root)
+}
+
+/** The command that starts a runtime's server, run from the repository root. */
+export function runtimeCommand(runtime: Runtime, root: string): { command: string; args: string[] } {
+  const { command, args, artefact } = RUNTIMES[runtime]
   return { command: artefact === command ? join(root, command) : command, args: [...args] }
 }
 
