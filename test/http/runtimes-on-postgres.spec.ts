@@ -1,8 +1,9 @@
 /**
  * The PostgreSQL engine on every deploy target (issue 10): the compiled binary, the Deno bundle and
  * the Node bundle each share a fresh PostgreSQL database with a Bun instance, and one partner's
- * calls alternate between the two. Runs on `pg` only (the project that has PostgreSQL); the builds
- * come from `npm run build`, which `npm test` runs first.
+ * calls alternate between the two, and the certificate of one policy comes out the same bytes from
+ * both. Runs on `pg` only (the project that has PostgreSQL); the builds come from `npm run build`,
+ * which `npm test` runs first.
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -15,6 +16,12 @@ import { RUNTIMES } from './support/targets'
 import { countRows, engineOf } from './support/store'
 
 test.skip(() => currentTarget() !== 'pg', 'needs the PostgreSQL server of the pg project')
+
+async function certificate(baseUrl: string, policyRef: string, cookie: string, network: string): Promise<Buffer> {
+  const response = await fetch(`${baseUrl}${API.certificate(policyRef)}`, { method: 'POST', headers: { cookie: `sbx_session=${cookie}`, 'x-forwarded-for': network } })
+  expect(response.status).toBe(200)
+  return Buffer.from(await response.arrayBuffer())
+}
 
 for (const runtime of ['binary', 'deno', 'node'] as const) {
   test(`${runtime} on PostgreSQL, beside a Bun instance on the same database: one partner's calls alternate between them`, async () => {
@@ -43,6 +50,12 @@ for (const runtime of ['binary', 'deno', 'node'] as const) {
       const read = expectOk(await call(bun!.url, API.read(issued.policy_ref), { cookie, network }))
       expect(read.trip.end_date).toBe(newEnd)
       expect(read.endorsements.map((endorsement: { sequence: number }) => endorsement.sequence)).toEqual([1])
+
+      // The certificate of one policy state is the same bytes whichever runtime makes it.
+      const fromBun = await certificate(bun!.url, issued.policy_ref, cookie, network)
+      const fromOther = await certificate(other!.url, issued.policy_ref, cookie, network)
+      expect(fromOther.subarray(0, 5).toString('latin1')).toBe('%PDF-')
+      expect(fromOther.equals(fromBun), 'the same certificate bytes from Bun and from this runtime').toBe(true)
 
       expect((await call(other!.url, '/readyz', { method: 'GET' })).status).toBe(200)
       expect(await engineOf(dbPath)).toBe('postgres')
