@@ -31,36 +31,37 @@ for (const runtime of ['binary', 'deno', 'node'] as const) {
     const servers: RunningServer[] = []
     try {
       await preparePostgres(dbPath)
-      // Both start together on a fresh database: both run the migrations.
-      const [bun, other] = await Promise.all([startServer({ SANDBOX_DB_PATH: dbPath }), startServer({ SANDBOX_DB_PATH: dbPath }, runtime)])
-      servers.push(bun!, other!)
+      // Both start together on a fresh database: both run the migrations. Each is kept for the
+      // clean-up as soon as it runs, so one failing to start leaves no process behind.
+      const start = (which?: typeof runtime) => startServer({ SANDBOX_DB_PATH: dbPath }, which).then((server) => (servers.push(server), server))
+      const [bun, other] = await Promise.all([start(), start(runtime)])
       const network = uniqueNetwork()
       const body = searchBody()
       const headers = { 'idempotency-key': `runtime-${randomBytes(4).toString('hex')}` }
 
-      const cookie = (await call(other!.url, PATH.session, { network })).token!
-      const plans = expectOk(await call(bun!.url, PATH.search, { body, cookie, network })).plans
+      const cookie = (await call(other.url, PATH.session, { network })).token!
+      const plans = expectOk(await call(bun.url, PATH.search, { body, cookie, network })).plans
       const issueBody = { plan_id: plans[0].plan_id, ...body }
-      const issued = expectOk(await call(other!.url, PATH.issue, { body: issueBody, cookie, network, headers }))
-      const replay = await call(bun!.url, PATH.issue, { body: issueBody, cookie, network, headers })
+      const issued = expectOk(await call(other.url, PATH.issue, { body: issueBody, cookie, network, headers }))
+      const replay = await call(bun.url, PATH.issue, { body: issueBody, cookie, network, headers })
       expect(expectOk(replay).policy_ref).toBe(issued.policy_ref)
       expect(replay.headers.get('idempotent-replayed')).toBe('true')
       const newEnd = addDays(body.trip.end_date, 3)
-      expectOk(await call(other!.url, PATH.modify(issued.policy_ref), { body: { scenario: 'extend_end_date', new_end_date: newEnd }, cookie, network }))
-      const read = expectOk(await call(bun!.url, API.read(issued.policy_ref), { cookie, network }))
+      expectOk(await call(other.url, PATH.modify(issued.policy_ref), { body: { scenario: 'extend_end_date', new_end_date: newEnd }, cookie, network }))
+      const read = expectOk(await call(bun.url, API.read(issued.policy_ref), { cookie, network }))
       expect(read.trip.end_date).toBe(newEnd)
       expect(read.endorsements.map((endorsement: { sequence: number }) => endorsement.sequence)).toEqual([1])
 
       // The certificate of one policy state is the same bytes whichever runtime makes it.
-      const fromBun = await certificate(bun!.url, issued.policy_ref, cookie, network)
-      const fromOther = await certificate(other!.url, issued.policy_ref, cookie, network)
+      const fromBun = await certificate(bun.url, issued.policy_ref, cookie, network)
+      const fromOther = await certificate(other.url, issued.policy_ref, cookie, network)
       expect(fromOther.subarray(0, 5).toString('latin1')).toBe('%PDF-')
       expect(fromOther.equals(fromBun), 'the same certificate bytes from Bun and from this runtime').toBe(true)
 
-      expect((await call(other!.url, '/readyz', { method: 'GET' })).status).toBe(200)
+      expect((await call(other.url, '/readyz', { method: 'GET' })).status).toBe(200)
       expect(await engineOf(dbPath)).toBe('postgres')
       expect(await countRows(dbPath, 'policies')).toBe(1)
-      expect(other!.output()).not.toContain('"level":"error"')
+      expect(other.output()).not.toContain('"level":"error"')
     } finally {
       await Promise.all(servers.map((server) => server.stop('SIGKILL')))
       removeDatabase(dbPath)

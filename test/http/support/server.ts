@@ -124,7 +124,10 @@ async function launch(command: string, args: string[], port: number, readyPath: 
     try {
       if ((await fetch(`${url}${readyPath}`)).ok) break
     } catch {
-      if (Date.now() > deadline) throw new Error(`${command} did not start:\n${output}`)
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL')
+        throw new Error(`${command} did not start:\n${output}`)
+      }
       await new Promise((r) => setTimeout(r, 50))
     }
   }
