@@ -288,6 +288,22 @@ describe('request checks in the app', () => {
     expect(sandbox.logs.filter((line) => line.includes('"level":"error"'))).toEqual([])
   })
 
+  test('a body nested thousands deep answers as any deep body, whatever names it spells (escapes, toString)', async () => {
+    // The names make the body take the printable() walk, which must not overflow the stack.
+    const sandbox = inProcessApp()
+    const deep = '['.repeat(7_000) + ']'.repeat(7_000)
+    const post = async (body: string) => {
+      const response = await sandbox.app.handle(new Request('http://localhost/api/sandbox/plans/search', {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body,
+      }))
+      return ((await response.json()) as any).error.code
+    }
+    for (const name of ['plain', '\\u0061', 'toString', 'valueOf']) {
+      expect(await post(`{"${name}":${deep}}`), name).toBe('validation_failed')
+      expect(await post(`{"email":1,"${name}":${deep}}`), name).toBe('pii_not_allowed')
+    }
+  })
+
   test('"today" comes from the clock: a trip starting before the fake today is refused', async () => {
     const sandbox = inProcessApp()
     const yesterday = await sandbox.call('plans/search', { trip: tripFrom(START_MS, -1, 3), travellers: [{ age: 30 }] })
