@@ -47,3 +47,10 @@ export function loggedPath(path: string): string {
   const placeholder = KNOWN[3]!.test(path) ? ':policy_ref' : ':segment'
   return path.split('/').map((segment) => (ROUTE_WORDS.has(segment) || POLICY_REF.test(segment) ? segment : placeholder)).join('/')
 }
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECT'])
+
+/** The method as logged: any other word (Deno passes unknown ones through as sent) is caller text. */
+export function loggedMethod(method: string): string {
+  return METHODS.has(method) ? method : 'OTHER'
+}

@@ -14,7 +14,7 @@ import { networkKey } from './client-address'
 import { failure, rateLimitHeaders, type RequestState } from './envelope'
 import { toApiError } from './error-mapping'
 import { readJsonBody } from './request-body'
-import { allowedMethod, loggedPath, pathOf } from './paths'
+import { allowedMethod, loggedMethod, loggedPath, pathOf } from './paths'
 
 /** Header budget: more than any client needs, less than any runtime lets through. */
 export const MAX_HEADER_FIELDS = 100
@@ -91,7 +91,7 @@ export function createPipeline(services: Pick<Services, 'config' | 'clock' | 'st
       if (!state) return
       services.log({
         request_id: state.requestId,
-        method: request.method,
+        method: loggedMethod(request.method),
         path: loggedPath(pathOf(request.url)),
         status: set.status ?? 200,
         duration_ms: Math.round((performance.now() - state.startedAt) * 100) / 100,

@@ -5,7 +5,9 @@
  */
 import { test, expect } from './support/fixtures'
 import { startServer } from './support/server'
-import { PATH, call, databaseBytes, expectError, expectOk, removeDatabase, scratchDatabase, sleep, tripFrom, uniqueNetwork, type Reply } from './support/hardening'
+import {
+  PATH, call, databaseBytes, expectError, expectOk, portOf, rawExchange, rawHead, removeDatabase, scratchDatabase, sleep, tripFrom, uniqueNetwork, type Reply,
+} from './support/hardening'
 
 /** Values that must never be logged: each appears only in a request the server refuses. */
 const MARK = 'Zqxlog'
@@ -116,6 +118,33 @@ test.describe('logs', () => {
       // Nor at rest: the database (and its WAL) never holds the key, the e-mail or the token.
       const stored = databaseBytes(dbPath).toString('latin1')
       expect(secrets.filter((secret) => stored.includes(secret))).toEqual([])
+    } finally {
+      await server.stop('SIGKILL')
+      removeDatabase(dbPath)
+    }
+  })
+})
+
+test.describe('logs of broken requests', () => {
+  test('a client that leaves mid-body, a malformed chunked body, an unknown method: no error line, no caller text', async () => {
+    test.setTimeout(30_000)
+    const dbPath = scratchDatabase('logs-broken')
+    const server = await startServer({ SANDBOX_DB_PATH: dbPath })
+    try {
+      const port = portOf(server.url)
+      const json = { 'Content-Type': 'application/json' }
+      const leave = { deadlineMs: 400 } // our side closes then, mid-body
+      await rawExchange(port, [rawHead(PATH.session, { ...json, 'Content-Length': 100 }), '{"a":', { pause: 300 }], leave)
+      await rawExchange(port, [rawHead(PATH.session, { ...json, 'Transfer-Encoding': 'chunked' }), '5\r\n{"a":\r\n', { pause: 300 }], leave)
+      await rawExchange(port, [rawHead(PATH.session, { ...json, 'Transfer-Encoding': 'chunked' }), 'zz\r\n{}\r\n0\r\n\r\n', { pause: 300 }], leave)
+      // Deno hands a method no HTTP names to the app; the others refuse it in their parsers.
+      const method = `${MARK.toUpperCase()}METHOD`
+      await rawExchange(port, [`${method} ${PATH.session} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`], { deadlineMs: 1_000, responses: 1 })
+      expectOk(await call(server.url, PATH.session, { network: uniqueNetwork() }))
+      await sleep(1_000) // the broken requests' ends reach the server's log
+      const output = server.output()
+      expect(output.split('\n').filter((line) => line.includes('"level":"error"'))).toEqual([])
+      expect(output).not.toContain(method)
     } finally {
       await server.stop('SIGKILL')
       removeDatabase(dbPath)
