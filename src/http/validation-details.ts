@@ -31,6 +31,23 @@ export function pointerToPath(pointer: string): string {
   return path || '$'
 }
 
+/**
+ * A field name the answer may repeat: a plain identifier of at most 64 characters. Any other name of
+ * an unknown field may carry the caller's data ("Ravi Kumar +91…") or run to kilobytes: the detail
+ * names the object that holds it instead, as personal-data.ts does.
+ */
+const REPEATABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
+
+/** The detail of one error, with the issue given or the schema's own. */
+function detailOf(error: SchemaError, issue = describe(error)): ErrorDetail {
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+    const cut = error.path.lastIndexOf('/')
+    const name = error.path.slice(cut + 1).replace(/~1/g, '/').replace(/~0/g, '~')
+    if (!REPEATABLE_NAME.test(name)) return { field: pointerToPath(error.path.slice(0, cut)), issue: 'has a field that is not accepted (its name is not repeated)' }
+  }
+  return { field: pointerToPath(error.path), issue }
+}
+
 function describe(error: SchemaError): string {
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:
@@ -49,7 +66,7 @@ function describe(error: SchemaError): string {
 function discriminatedDetails(error: SchemaError, key: string): ErrorDetail[] {
   const members = error.schema.anyOf ?? []
   const value = error.value
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ field: pointerToPath(error.path), issue: describe(error) }]
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [detailOf(error)]
   const chosen = (value as Record<string, unknown>)[key]
   const index = members.findIndex((member) => member.properties?.[key]?.const === chosen)
   const field = pointerToPath(`${error.path}/${key}`)
@@ -62,7 +79,7 @@ function discriminatedDetails(error: SchemaError, key: string): ErrorDetail[] {
     const issue = inner.type === ValueErrorType.ObjectRequiredProperty ? `is required for ${chosen}`
       : inner.type === ValueErrorType.ObjectAdditionalProperties && otherFields.has(inner.path.split('/').pop()!) ? `is not used by ${chosen}`
         : describe(inner)
-    return { field: pointerToPath(inner.path), issue }
+    return detailOf(inner, issue)
   })
 }
 
@@ -71,7 +88,7 @@ export function detailsFromSchemaErrors(errors: SchemaError[]): ErrorDetail[] {
   const byField = new Map<string, string>()
   for (const error of errors) {
     const key = error.type === ValueErrorType.Union ? error.schema['x-discriminator'] : undefined
-    const details = key && error.errors ? discriminatedDetails(error, key) : [{ field: pointerToPath(error.path), issue: describe(error) }]
+    const details = key && error.errors ? discriminatedDetails(error, key) : [detailOf(error)]
     for (const { field, issue } of details) if (!byField.has(field)) byField.set(field, issue)
   }
   return [...byField].map(([field, issue]) => ({ field, issue }))

@@ -9,6 +9,7 @@ const searchCases: { name: string; body: () => unknown; field: string }[] = [
   { name: 'an unknown top-level field', body: () => ({ ...searchBody(), coupon: 'SAVE10' }), field: 'coupon' },
   { name: 'an unknown trip field', body: () => ({ trip: { ...tripFrom(3, 5), stopover: 'AE' }, travellers: ages(30) }), field: 'trip.stopover' },
   { name: 'an unknown traveller field', body: () => ({ trip: tripFrom(3, 5), travellers: [{ age: 30 }, { age: 31, seat: '12A' }] }), field: 'travellers[1].seat' },
+  { name: 'an unknown field named like data (reported on its object)', body: () => ({ trip: tripFrom(3, 5), travellers: [{ age: 30, 'Ravi Kumar +91 98765 43210': 1 }] }), field: 'travellers[0]' },
   { name: 'a lowercase country', body: () => searchBody(tripFrom(3, 5, 'in', 'FR')), field: 'trip.origin_country' },
   { name: 'an unassigned country (XX)', body: () => searchBody(tripFrom(3, 5, 'IN', 'XX')), field: 'trip.destination_country' },
   { name: 'a three-letter country', body: () => searchBody(tripFrom(3, 5, 'IND', 'FR')), field: 'trip.origin_country' },

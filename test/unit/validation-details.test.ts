@@ -43,6 +43,16 @@ describe('detailsFromSchemaErrors', () => {
     expect(issue('trip.origin_country')).toMatch(/ISO 3166-1 alpha-2/)
   })
 
+  test('an unknown field whose name is not a plain identifier of at most 64 characters is reported on its object, unnamed', () => {
+    const long = 'a'.repeat(65)
+    const body = { trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2026-07-01', end_date: '2026-07-05' }, travellers: [{ age: 30, 'Ravi Kumar +91 98765 43210': 1, [long]: 2 }], ['x'.repeat(64)]: 3 }
+    const details = detailsFromSchemaErrors(errorsFor(body))
+    expect(details).toHaveLength(2)
+    expect(details).toContainEqual({ field: 'travellers[0]', issue: 'has a field that is not accepted (its name is not repeated)' })
+    expect(details).toContainEqual({ field: 'x'.repeat(64), issue: 'is not an accepted field' })
+    expect(JSON.stringify(details)).not.toContain('Ravi')
+  })
+
   test('never echoes a submitted value', () => {
     const body = { trip: { origin_country: 'zz-secret', destination_country: 'FR', start_date: 'nope-secret', end_date: '2026-07-09' }, travellers: [{ age: 'old-secret' }], currency: 'secret-cur' }
     const details = detailsFromSchemaErrors(errorsFor(body))
