@@ -70,6 +70,15 @@ export function throwIfInvalid(details: ErrorDetail[]): void {
   }
 }
 
+/**
+ * Whether an answer may repeat a field name the caller sent: a plain identifier of at most 64
+ * characters. Any other name may carry the caller's data ("Ravi Kumar +91…") or run to kilobytes;
+ * a detail about it names the object that holds it instead.
+ */
+export function isRepeatableName(name: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)
+}
+
 /** Appends an object key or array index to a JSON path: `trip` + `end_date`, `travellers` + 2. */
 export function childPath(parent: string, key: string | number): string {
   if (typeof key === 'number') return `${parent}[${key}]`

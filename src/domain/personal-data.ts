@@ -3,7 +3,7 @@
  * Names are folded (case, `_`, `-` and spaces removed) so `firstName`, `first_name` and
  * `FIRST-NAME` are one name.
  */
-import { ApiError, childPath, type ErrorDetail } from '../errors'
+import { ApiError, childPath, isRepeatableName, type ErrorDetail } from '../errors'
 
 const EXACT = new Set([
   'name', 'firstname', 'lastname', 'fullname', 'givenname', 'middlename', 'familyname', 'surname',
@@ -49,13 +49,15 @@ interface Node {
   value: unknown
   depth: number
   path: () => string
+  /** Under a key the answer may not repeat: reported by the path of the object that holds that key. */
+  unnamed?: boolean
 }
 
-const child = (parent: Node, key: string | number, value: unknown): Node => ({
-  value,
-  depth: parent.depth + 1,
-  path: () => childPath(parent.path(), key),
-})
+function child(parent: Node, key: string | number, value: unknown): Node {
+  const depth = parent.depth + 1
+  if (parent.unnamed || (typeof key === 'string' && !isRepeatableName(key))) return { value, depth, path: parent.path, unnamed: true }
+  return { value, depth, path: () => childPath(parent.path(), key) }
+}
 
 const named = (node: Node) => node.path() || '$'
 
@@ -84,8 +86,9 @@ export function inspectBody(body: unknown): { personal: string[]; overLimit: Err
       for (let index = entries.length - 1; index >= 0; index--) {
         const [key, item] = entries[index]!
         // A key that is not a plain name may carry the value itself ("phone +91…"): report its parent.
+        // A personal-data name in words ("Date Of Birth") is ours to repeat, having recognised it.
         if (looksLikeEmail(key)) personal.push(named(node))
-        else if (isPersonalDataName(key)) personal.push(named(PLAIN_NAME.test(key) ? child(node, key, item) : node))
+        else if (isPersonalDataName(key)) personal.push(PLAIN_NAME.test(key) && !node.unnamed ? childPath(node.path(), key) : named(node))
         else pending.push(child(node, key, item))
       }
     }

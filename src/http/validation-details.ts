@@ -3,7 +3,7 @@
  * from the schema, never from the submitted value (Elysia's own message would echo it).
  */
 import { ValueErrorType } from '@sinclair/typebox/errors'
-import { childPath, type ErrorDetail } from '../errors'
+import { childPath, isRepeatableName, type ErrorDetail } from '../errors'
 
 interface SchemaError {
   type: number
@@ -32,18 +32,14 @@ export function pointerToPath(pointer: string): string {
 }
 
 /**
- * A field name the answer may repeat: a plain identifier of at most 64 characters. Any other name of
- * an unknown field may carry the caller's data ("Ravi Kumar +91…") or run to kilobytes: the detail
- * names the object that holds it instead, as personal-data.ts does.
+ * The detail of one error, with the issue given or the schema's own. An unknown field whose name
+ * the answer may not repeat (errors.ts) is reported on the object that holds it.
  */
-const REPEATABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
-
-/** The detail of one error, with the issue given or the schema's own. */
 function detailOf(error: SchemaError, issue = describe(error)): ErrorDetail {
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
     const cut = error.path.lastIndexOf('/')
     const name = error.path.slice(cut + 1).replace(/~1/g, '/').replace(/~0/g, '~')
-    if (!REPEATABLE_NAME.test(name)) return { field: pointerToPath(error.path.slice(0, cut)), issue: 'has a field that is not accepted (its name is not repeated)' }
+    if (!isRepeatableName(name)) return { field: pointerToPath(error.path.slice(0, cut)), issue: 'has a field that is not accepted (its name is not repeated)' }
   }
   return { field: pointerToPath(error.path), issue }
 }

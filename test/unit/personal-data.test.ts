@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { thrown } from './support/errors'
+import type { ErrorCode } from '../../src/errors'
 import { MAX_DEPTH, findPersonalData, isPersonalDataName, looksLikeEmail, rejectPersonalData } from '../../src/domain/personal-data'
 
 
@@ -176,6 +177,24 @@ describe('a personal-data key that carries a value', () => {
     expect(error.code).toBe('pii_not_allowed')
     expect(error.details).toEqual([{ field: 'contact', issue: 'personal data is not accepted' }])
     expect(JSON.stringify(error)).not.toContain('9876543210')
+  })
+
+  test('a key that is no plain identifier is never repeated: what lies under it is reported on its object', () => {
+    const data = 'Ravi Kumar +91 98765 43210'
+    const long = 'k'.repeat(5_000)
+    const cases: [unknown, ErrorCode, string][] = [
+      [{ [data]: Array.from({ length: 65 }, () => 1) }, 'validation_failed', '$'],
+      [{ trip: { [data]: { phone: 1 } } }, 'pii_not_allowed', 'trip'],
+      [{ trip: { [data]: [[{ email: 1 }]] } }, 'pii_not_allowed', 'trip'],
+      [{ travellers: [{ [long]: Array.from({ length: 65 }, () => 1) }] }, 'validation_failed', 'travellers[0]'],
+      [{ a: { [data]: JSON.parse('['.repeat(20) + ']'.repeat(20)) } }, 'validation_failed', 'a'],
+    ]
+    for (const [body, code, field] of cases) {
+      const error = thrown(() => rejectPersonalData(body))
+      expect({ code: error.code, fields: error.details!.map((detail) => detail.field) }).toEqual({ code, fields: [field] })
+      expect(JSON.stringify(error)).not.toContain('Ravi')
+      expect(JSON.stringify(error)).not.toContain('kkkk')
+    }
   })
 
   test('the traveller list is left to its own limit (too_many_travellers), not the list cap', () => {
