@@ -13,7 +13,7 @@ import type { Services } from '../services'
 import { networkKey } from './client-address'
 import { failure, rateLimitHeaders, type RequestState } from './envelope'
 import { toApiError } from './error-mapping'
-import { readJsonBody } from './request-body'
+import { UnreadableBody, readJsonBody } from './request-body'
 import { allowedMethod, loggedMethod, loggedPath, pathOf } from './paths'
 
 /** Header budget: more than any client needs, less than any runtime lets through. */
@@ -76,11 +76,13 @@ export function createPipeline(services: Pick<Services, 'config' | 'clock' | 'st
       Object.assign(set.headers, rateLimitHeaders(rate, config.rateWindowSeconds, clock()))
       if (apiError.retryAfter !== undefined) set.headers['retry-after'] = String(apiError.retryAfter)
       if (apiError.code === 'method_not_allowed') set.headers.allow = allowedMethod(path)!
-      // A client too slow to send its body, or declaring one too large to read, gets the connection
-      // closed after the answer: what it has not sent or we have not read can never be a request.
+      // A client too slow to send its body, declaring one too large to read, or whose body could not
+      // be read, gets the connection closed after the answer: what it has not sent or we have not
+      // read can never be a request.
       // A chunked body is cut at the limit instead: closing while its chunks still arrive would reset
       // the connection and lose the 413 at the client (seen on Bun under load).
-      if (apiError.code === 'request_timeout' || (apiError.code === 'payload_too_large' && request.headers.has('content-length'))) {
+      if (apiError.code === 'request_timeout' || apiError instanceof UnreadableBody
+        || (apiError.code === 'payload_too_large' && request.headers.has('content-length'))) {
         set.headers.connection = 'close'
       }
       set.status = apiError.status

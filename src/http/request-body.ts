@@ -32,25 +32,25 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   } catch {
     throw new ApiError('invalid_json', 'The body is not valid JSON.')
   }
-  return MAY_NAME_CONVERSIONS.test(text) ? printable(body) : body
+  return MAY_NAME_TO_STRING.test(text) ? printable(body) : body
 }
 
-/** A body that may hold a `toString` or `valueOf` member, spelled out or with `\u` escapes. */
-const MAY_NAME_CONVERSIONS = /toString|valueOf|\\u/
+/** A body that may hold a `toString` member, spelled out or with `\u` escapes. */
+const MAY_NAME_TO_STRING = /toString|\\u/
 
 /**
- * A JSON object with its own `toString` or `valueOf` (never a function in JSON) throws when made a
- * string, and Elysia makes the value a string when it words a validation error: such a body answered
- * 500 (found by fuzz.test.ts). Those objects get a hidden `Symbol.toPrimitive`, which neither JSON,
- * validation nor our code sees. Walked with a list, not a reviver: a reviver recurses, and a body
- * nested thousands deep overflowed the stack. Only when the text may need it.
+ * A JSON object with its own `toString` (never a function in JSON) throws when made a string, and
+ * Elysia makes the value a string when it words a validation error: such a body answered 500 (found
+ * by fuzz.test.ts). Those objects get a hidden `Symbol.toPrimitive`, which neither JSON, validation
+ * nor our code sees. Walked with a list, not a reviver: a reviver recurses, and a body nested
+ * thousands deep overflowed the stack. Only when the text may need it.
  */
 function printable(body: unknown): unknown {
   const pending = [body]
   while (pending.length > 0) {
     const value = pending.pop()
     if (value === null || typeof value !== 'object') continue
-    if (Object.hasOwn(value, 'toString') || Object.hasOwn(value, 'valueOf')) {
+    if (Object.hasOwn(value, 'toString')) {
       Object.defineProperty(value, Symbol.toPrimitive, { value: () => '[object Object]' })
     }
     pending.push(...Object.values(value))
@@ -67,9 +67,16 @@ const tooSlow = () => new ApiError('request_timeout', `The body did not arrive w
 /**
  * The body stream failed: the client went away mid-body, or its chunked encoding is malformed. The
  * caller's doing, not ours: a 400 (which it will rarely see), not an internal error with a stack.
+ * The connection's framing is lost with it, so the answer closes the connection (pipeline.ts).
  */
+export class UnreadableBody extends ApiError {
+  constructor() {
+    super('invalid_json', 'The body could not be read whole: the connection ended or its chunked encoding is malformed.')
+  }
+}
+
 function unreadable(): never {
-  throw new ApiError('invalid_json', 'The body could not be read whole: the connection ended or its chunked encoding is malformed.')
+  throw new UnreadableBody()
 }
 
 function deadline() {
