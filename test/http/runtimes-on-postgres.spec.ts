@@ -31,10 +31,13 @@ for (const runtime of ['binary', 'deno', 'node'] as const) {
     const servers: RunningServer[] = []
     try {
       await preparePostgres(dbPath)
-      // Both start together on a fresh database: both run the migrations. Each is kept for the
-      // clean-up as soon as it runs, so one failing to start leaves no process behind.
-      const start = (which?: typeof runtime) => startServer({ SANDBOX_DB_PATH: dbPath }, which).then((server) => (servers.push(server), server))
-      const [bun, other] = await Promise.all([start(), start(runtime)])
+      // Both start together on a fresh database: both run the migrations. Both starts are awaited
+      // before any failure is reported, so that the clean-up finds every server that did start.
+      const started = await Promise.allSettled([startServer({ SANDBOX_DB_PATH: dbPath }), startServer({ SANDBOX_DB_PATH: dbPath }, runtime)])
+      for (const start of started) if (start.status === 'fulfilled') servers.push(start.value)
+      const failed = started.find((start) => start.status === 'rejected')
+      if (failed) throw failed.reason
+      const [bun, other] = servers as [RunningServer, RunningServer]
       const network = uniqueNetwork()
       const body = searchBody()
       const headers = { 'idempotency-key': `runtime-${randomBytes(4).toString('hex')}` }
@@ -61,7 +64,7 @@ for (const runtime of ['binary', 'deno', 'node'] as const) {
       expect((await call(other.url, '/readyz', { method: 'GET' })).status).toBe(200)
       expect(await engineOf(dbPath)).toBe('postgres')
       expect(await countRows(dbPath, 'policies')).toBe(1)
-      expect(other.output()).not.toContain('"level":"error"')
+      for (const server of servers) expect(server.output()).not.toContain('"level":"error"')
     } finally {
       await Promise.all(servers.map((server) => server.stop('SIGKILL')))
       removeDatabase(dbPath)

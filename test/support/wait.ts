@@ -1,4 +1,4 @@
-/** @module The two waiting helpers the HTTP suite and the benchmark share: a free port, a pause. */
+/** @module Waiting helpers: a free port (the benchmark's; the HTTP suite takes its own, server.ts) and a pause. */
 import { createServer, type AddressInfo } from 'node:net'
 
 /** A loopback port nobody listens on right now (the kernel picks it). */

@@ -4,10 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { databaseFor, databaseUrl, ensureDatabase } from './postgres'
 import { runtimeCommand, serverCommand, targetEnv, type Runtime, type Target } from './targets'
-import { createServer } from 'node:net'
 
 export const ROOT = resolve(import.meta.dirname, '../../..')
 export const HTTP_PORT = Number(process.env.SANDBOX_TEST_PORT ?? 3210)
@@ -39,13 +39,16 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
+const PORTS_PER_WORKER = 200
+let portsTaken = 0
+
 /**
  * A loopback port for a server a test starts. Not the kernel's pick: a port it hands out, once
  * closed again, can be handed to the other Playwright worker too before our server binds it; then
  * the server that loses exits, and both tests talk to the winner (seen once in CI: a test's calls
  * reached another test's server). Each worker takes ports from a range of its own, below the
- * kernel's ephemeral range (32768 and up), skipping any in use. Concurrent runs on one machine need
- * SANDBOX_TEST_PORT at least 1,000 apart.
+ * kernel's ephemeral range (32768 and up) for the default SANDBOX_TEST_PORT, skipping any in use.
+ * Concurrent runs on one machine need SANDBOX_TEST_PORT at least 1,000 apart (with 2 workers).
  */
 export async function testPort(): Promise<number> {
   const base = HTTP_PORT + 100 + Number(process.env.TEST_PARALLEL_INDEX ?? 0) * PORTS_PER_WORKER
@@ -55,9 +58,6 @@ export async function testPort(): Promise<number> {
   }
   throw new Error(`no free port in ${base}..${base + PORTS_PER_WORKER - 1}`)
 }
-
-const PORTS_PER_WORKER = 200
-let portsTaken = 0
 
 function canListen(port: number): Promise<boolean> {
   const probe = createServer()
@@ -121,15 +121,12 @@ async function launch(command: string, args: string[], port: number, readyPath: 
   const deadline = Date.now() + 15_000
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${command} exited early (${child.exitCode}):\n${output}`)
-    try {
-      if ((await fetch(`${url}${readyPath}`)).ok) break
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL')
-        throw new Error(`${command} did not start:\n${output}`)
-      }
-      await new Promise((r) => setTimeout(r, 50))
+    if (await fetch(`${url}${readyPath}`).then((response) => response.ok, () => false)) break
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`${command} did not start:\n${output}`)
     }
+    await new Promise((r) => setTimeout(r, 50))
   }
   return {
     url,
