@@ -1,8 +1,48 @@
 /**
  * @module The row shapes both engines store (same tables, same columns) and the records they make.
- * Trips, travellers and endorsement changes are stored as JSON text.
+ * Trips, ages, plans, travellers and endorsement changes are stored as JSON text.
  */
-import type { EndorsementRecord, PolicyRecord, Source } from './storage'
+import type { EndorsementRecord, PolicyRecord, Quote, Source } from './storage'
+
+export interface QuoteRow {
+  plan_id: string
+  trip: string
+  ages: string
+  currency: string
+  /** The plan, its product and its premium, as one JSON text. */
+  plan: string
+  source: Source
+  upstream_ref: string | null
+}
+
+export function quoteToRow(quote: Quote): QuoteRow {
+  return {
+    plan_id: quote.planId,
+    trip: JSON.stringify(quote.trip),
+    ages: JSON.stringify(quote.ages),
+    currency: quote.currency,
+    plan: JSON.stringify({ product: quote.product, plan: quote.plan, premiumMinor: quote.premiumMinor }),
+    source: quote.source,
+    upstream_ref: quote.upstreamRef,
+  }
+}
+
+export function quoteFromRow<Plan>(row: QuoteRow): Quote<Plan> {
+  const { product, plan, premiumMinor } = JSON.parse(row.plan) as { product: string; plan: Plan; premiumMinor: number }
+  return {
+    planId: row.plan_id, product, plan, premiumMinor, trip: JSON.parse(row.trip), ages: JSON.parse(row.ages),
+    currency: row.currency, source: row.source, upstreamRef: row.upstream_ref,
+  }
+}
+
+/** The quotes a session's saved rows do not hold as given (new, or from another source): what saving changes. */
+export function unsavedQuotes(given: Quote[], saved: Pick<QuoteRow, 'plan_id' | 'source' | 'upstream_ref'>[]): Quote[] {
+  const byPlanId = new Map(saved.map((row) => [row.plan_id, row]))
+  return given.filter((quote) => {
+    const row = byPlanId.get(quote.planId)
+    return row?.source !== quote.source || row.upstream_ref !== quote.upstreamRef
+  })
+}
 
 export interface PolicyRow {
   id: number

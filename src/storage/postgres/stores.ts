@@ -6,8 +6,8 @@
  */
 import type { Sql } from 'postgres'
 import type { Connection } from './transaction'
-import { endorsementFromRow, policyFromRow, type EndorsementRow, type PolicyRow } from '../rows'
-import type { Source, Stores } from '../storage'
+import { endorsementFromRow, policyFromRow, quoteFromRow, quoteToRow, unsavedQuotes, type EndorsementRow, type PolicyRow, type QuoteRow } from '../rows'
+import type { Stores } from '../storage'
 
 export function postgresStores(sql: Sql<any> | Connection, locking: boolean): Stores {
   // Fragments are made per query: postgres.js runs a fragment as part of the query it is placed in.
@@ -24,39 +24,21 @@ export function postgresStores(sql: Sql<any> | Connection, locking: boolean): St
     quotes: {
       async unsaved(sessionId, given) {
         if (given.length === 0) return []
-        const rows = await sql<{ plan_id: string; source: Source; upstream_ref: string | null }[]>`
+        const rows = await sql<Pick<QuoteRow, 'plan_id' | 'source' | 'upstream_ref'>[]>`
           SELECT plan_id, source, upstream_ref FROM quotes
           WHERE session_id = ${sessionId} AND plan_id = ANY(${given.map((quote) => quote.planId)}::text[])`
-        const saved = new Map(rows.map((row) => [row.plan_id, row]))
-        return given.filter((quote) => {
-          const row = saved.get(quote.planId)
-          return row?.source !== quote.source || row.upstream_ref !== quote.upstreamRef
-        })
+        return unsavedQuotes(given, rows)
       },
       async save(sessionId, given) {
-        const rows = given.map((quote) => ({
-          session_id: sessionId,
-          plan_id: quote.planId,
-          trip: JSON.stringify(quote.trip),
-          ages: JSON.stringify(quote.ages),
-          currency: quote.currency,
-          plan: JSON.stringify({ product: quote.product, plan: quote.plan, premiumMinor: quote.premiumMinor }),
-          source: quote.source,
-          upstream_ref: quote.upstreamRef,
-        }))
+        const rows = given.map((quote) => ({ session_id: sessionId, ...quoteToRow(quote) }))
         await sql`
           INSERT INTO quotes ${sql(rows)}
           ON CONFLICT (session_id, plan_id) DO UPDATE SET plan = excluded.plan, source = excluded.source, upstream_ref = excluded.upstream_ref`
       },
       async find(sessionId, planId) {
-        const [row] = await sql<{ trip: string; ages: string; currency: string; plan: string; source: Source; upstream_ref: string | null }[]>`
-          SELECT trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ${sessionId} AND plan_id = ${planId}`
-        if (!row) return undefined
-        const { product, plan, premiumMinor } = JSON.parse(row.plan)
-        return {
-          planId, product, plan, premiumMinor, trip: JSON.parse(row.trip), ages: JSON.parse(row.ages), currency: row.currency,
-          source: row.source, upstreamRef: row.upstream_ref,
-        }
+        const [row] = await sql<QuoteRow[]>`
+          SELECT plan_id, trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ${sessionId} AND plan_id = ${planId}`
+        return row && quoteFromRow(row)
       },
     },
 

@@ -1,5 +1,6 @@
 /** @module Plans a search returned, recorded against the session for issue to check. */
-import type { Quote, Source } from '../storage'
+import { quoteFromRow, quoteToRow, unsavedQuotes, type QuoteRow } from '../rows'
+import type { Quote } from '../storage'
 import type { SqliteDriver } from './driver'
 
 export function quoteStore(db: SqliteDriver) {
@@ -11,36 +12,24 @@ export function quoteStore(db: SqliteDriver) {
      ON CONFLICT (session_id, plan_id) DO UPDATE SET plan = excluded.plan, source = excluded.source, upstream_ref = excluded.upstream_ref
      WHERE source IS NOT excluded.source OR upstream_ref IS NOT excluded.upstream_ref`,
   )
-  const recorded = db.prepare<{ plan_id: string; source: Source; upstream_ref: string | null }>(
+  const recorded = db.prepare<Pick<QuoteRow, 'plan_id' | 'source' | 'upstream_ref'>>(
     'SELECT plan_id, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id IN (SELECT value FROM json_each(?))',
   )
-  const byPlanId = db.prepare<{ trip: string; ages: string; currency: string; plan: string; source: Source; upstream_ref: string | null }>(
-    'SELECT trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
+  const byPlanId = db.prepare<QuoteRow>(
+    'SELECT plan_id, trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
   )
   return {
-    /** The quotes this session has not been given yet, or not from the same source: what `save` would change. */
     unsaved(sessionId: number, quotes: Quote[]): Quote[] {
-      const rows = recorded.all(sessionId, JSON.stringify(quotes.map((quote) => quote.planId)))
-      const saved = new Map(rows.map((row) => [row.plan_id, row]))
-      return quotes.filter((quote) => {
-        const row = saved.get(quote.planId)
-        return row?.source !== quote.source || row.upstream_ref !== quote.upstreamRef
-      })
+      return unsavedQuotes(quotes, recorded.all(sessionId, JSON.stringify(quotes.map((quote) => quote.planId))))
     },
     save(sessionId: number, quotes: Quote[]): void {
-      for (const quote of quotes) {
-        insert.run(sessionId, quote.planId, JSON.stringify(quote.trip), JSON.stringify(quote.ages), quote.currency,
-          JSON.stringify({ product: quote.product, plan: quote.plan, premiumMinor: quote.premiumMinor }), quote.source, quote.upstreamRef)
+      for (const row of quotes.map(quoteToRow)) {
+        insert.run(sessionId, row.plan_id, row.trip, row.ages, row.currency, row.plan, row.source, row.upstream_ref)
       }
     },
     find<Plan>(sessionId: number, planId: string): Quote<Plan> | undefined {
       const row = byPlanId.get(sessionId, planId)
-      if (!row) return undefined
-      const { product, plan, premiumMinor } = JSON.parse(row.plan) as { product: string; plan: Plan; premiumMinor: number }
-      return {
-        planId, product, plan, premiumMinor, trip: JSON.parse(row.trip), ages: JSON.parse(row.ages), currency: row.currency,
-        source: row.source, upstreamRef: row.upstream_ref,
-      }
+      return row && quoteFromRow<Plan>(row)
     },
   }
 }
