@@ -75,10 +75,7 @@ function postgresServer() {
   }
 }
 
-/**
- * Two instances on one database (and, until the PostgreSQL engine is in, on one SQLite file: the
- * server ignores SANDBOX_DATABASE_URL then), and the balancer on the project's port.
- */
+/** Two instances on one PostgreSQL database, and the balancer on the project's port. */
 function pgServers(port: number) {
   const dbPath = freshDatabasePath('shared-pg')
   const instances = instancePorts(HTTP_PORT).map((instancePort) => sandbox('pg', instancePort, dbPath))

@@ -19,7 +19,7 @@ import { startServer, type RunningServer } from './support/server'
 import {
   PATH, call, expectOk, readDatabase, removeDatabase, scratchDatabase, sleep, tripFrom, type Reply,
 } from './support/hardening'
-import { countRows, engineOf, queryStore } from './support/store'
+import { countRows, engine, queryStore } from './support/store'
 
 const KILLS = 20
 const LANES = 4
@@ -120,7 +120,7 @@ test.describe('crash safety', () => {
         expect(await server.stop('SIGKILL')).toBeNull() // killed by the signal: no exit code
         await Promise.all(lanes)
 
-        if (kill === KILLS && (await engineOf(dbPath)) === 'sqlite') {
+        if (kill === KILLS && engine() === 'sqlite') {
           // After the last kill, before anything opens the file again.
           const integrity = readDatabase(dbPath, (db) => db.pragma('integrity_check', { simple: true }))
           expect(integrity).toBe('ok')
@@ -148,7 +148,7 @@ test.describe('crash safety', () => {
       expect(await server.stop('SIGTERM')).toBe(0)
       // The database holds exactly what was acknowledged (plus the final endorsements), and a
       // SQLite file is sound.
-      if ((await engineOf(dbPath)) === 'sqlite') readDatabase(dbPath, (db) => expect(db.pragma('integrity_check', { simple: true })).toBe('ok'))
+      if (engine() === 'sqlite') readDatabase(dbPath, (db) => expect(db.pragma('integrity_check', { simple: true })).toBe('ok'))
       const rows = await queryStore<{ ref: string; endorsements: number; last: number }>(dbPath,
         `SELECT p.ref AS ref, COUNT(e.sequence) AS endorsements, COALESCE(MAX(e.sequence), 0) AS last
            FROM policies p LEFT JOIN endorsements e ON e.policy_id = p.id GROUP BY p.id`)

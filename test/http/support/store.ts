@@ -1,21 +1,17 @@
 /**
  * @module Reading what a test's servers stored, on either engine: the PostgreSQL database of the
  * server's `SANDBOX_DB_PATH` on `pg` (postgres.ts), the SQLite file otherwise.
- *
- * Until the PostgreSQL engine is in, a `pg` server ignores SANDBOX_DATABASE_URL and writes the
- * SQLite file; its database then has no `sessions` table, and the file is read instead.
  */
 import { databaseBytes, readDatabase } from './hardening'
 import { databaseFor, queryDatabase } from './postgres'
 import { HTTP_PORT, currentTarget } from './server'
 
-export type Engine = 'postgres' | 'sqlite'
-
-/** The engine that holds the data of the servers started on `dbPath`. */
-export async function engineOf(dbPath: string): Promise<Engine> {
-  if (currentTarget() !== 'pg') return 'sqlite'
-  const [row] = await queryDatabase<{ ready: boolean }[]>(HTTP_PORT, databaseFor(HTTP_PORT, dbPath), `SELECT to_regclass('sessions') IS NOT NULL AS ready`)
-  return row!.ready ? 'postgres' : 'sqlite'
+/**
+ * The engine that holds the data of this target's servers: the target's, never guessed from what
+ * is there (a server that wrote elsewhere must fail the reads, not be read elsewhere).
+ */
+export function engine(): 'postgres' | 'sqlite' {
+  return currentTarget() === 'pg' ? 'postgres' : 'sqlite'
 }
 
 /**
@@ -23,7 +19,7 @@ export async function engineOf(dbPath: string): Promise<Engine> {
  * answers COUNT as a bigint string).
  */
 export async function queryStore<T extends Record<string, unknown>>(dbPath: string, query: string): Promise<T[]> {
-  const rows = (await engineOf(dbPath)) === 'postgres'
+  const rows = engine() === 'postgres'
     ? [...await queryDatabase<Record<string, unknown>[]>(HTTP_PORT, databaseFor(HTTP_PORT, dbPath), query)]
     : readDatabase(dbPath, (db) => db.prepare(query).all() as Record<string, unknown>[])
   return rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) =>
@@ -42,7 +38,7 @@ export async function countRows(dbPath: string, table: string, where = ''): Prom
  * text (bytea shows as `\x` and hex).
  */
 export async function storeBytes(dbPath: string): Promise<Buffer> {
-  if ((await engineOf(dbPath)) === 'sqlite') return databaseBytes(dbPath)
+  if (engine() === 'sqlite') return databaseBytes(dbPath)
   const database = databaseFor(HTTP_PORT, dbPath)
   const tables = await queryDatabase<{ name: string }[]>(HTTP_PORT, database, `
     SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name FROM information_schema.tables
