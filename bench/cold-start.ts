@@ -10,17 +10,19 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { RUNTIMES, runtimeCommand } from '../test/http/support/targets'
 import { sleep } from '../test/support/wait'
 
 const ROOT = resolve(import.meta.dir, '..')
 const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
 
-const TARGETS = [
-  { name: 'binary (bun build --compile)', artefact: 'dist/travel-sandbox', command: [join(ROOT, 'dist/travel-sandbox')] },
-  { name: 'bun run (source)', artefact: null, command: [bin('bun'), 'src/server.bun.ts'] },
-  { name: 'deno (single file)', artefact: 'dist/travel-sandbox.deno.js', command: [bin('deno'), 'run', '--allow-net', '--allow-env', '--allow-read', '--allow-write', 'dist/travel-sandbox.deno.js'] },
-  { name: 'node (bundle)', artefact: 'dist/travel-sandbox.node.js', command: ['node', 'dist/travel-sandbox.node.js'] },
-]
+/** The deploy targets, started as the HTTP suite starts them (`bun` and `deno` from node_modules/.bin). */
+const TARGETS = ([
+  ['binary', 'binary (bun build --compile)'], ['bun', 'bun run (source)'], ['deno', 'deno (single file)'], ['node', 'node (bundle)'],
+] as const).map(([runtime, name]) => {
+  const { command, args } = runtimeCommand(runtime, ROOT)
+  return { name, artefact: RUNTIMES[runtime].artefact, command: [['bun', 'deno'].includes(command) ? bin(command) : command, ...args] }
+})
 
 export async function coldStart(command: string[], port: number, dir: string): Promise<number> {
   const started = performance.now()

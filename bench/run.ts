@@ -19,7 +19,7 @@
  */
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { RUNTIMES } from '../test/http/support/targets'
+import { RUNTIMES, runtimeCommand } from '../test/http/support/targets'
 import { bodyCost } from './bodies'
 import type { Results } from './goals'
 import { runLadder } from './ladder'
@@ -48,13 +48,13 @@ async function runPaths(bench: Bench, sandbox: string[], label: string): Promise
   if (wanted(options, 'e')) rows.push(await measure(bench, { key: 'e', label: '429 path (limit 30, one network)', server: label, mode: 'limited' }, sandbox, { SANDBOX_RATE_LIMIT: '30' }))
   if (!wanted(options, 'f')) return rows
   for (const [key, runtime] of [['f1', 'binary'], ['f2', 'deno'], ['f3', 'node']] as const) {
-    const { command, args, artefact } = RUNTIMES[runtime]
     const row: Row = { key, label: 'plan search', server: runtime === 'binary' ? 'binary' : `${runtime} bundle`, mode: 'search' }
-    if (!existsSync(join(ROOT, artefact))) {
+    if (!existsSync(join(ROOT, RUNTIMES[runtime].artefact))) {
       rows.push({ ...row, skipped: 'not built (npm run build)' })
       continue
     }
-    rows.push(await measure(bench, row, [command === artefact ? join(ROOT, command) : command, ...args]))
+    const { command, args } = runtimeCommand(runtime, ROOT)
+    rows.push(await measure(bench, row, [command, ...args]))
   }
   return rows
 }
@@ -96,8 +96,8 @@ if (import.meta.main) {
     console.error(options)
     process.exit(2)
   }
-  // Row g sends its requests itself.
-  if (!WRK && !(options.only?.size === 1 && options.only.has('g'))) {
+  // Row g and the scale run send their requests themselves.
+  if (!WRK && !(options.only && [...options.only].every((part) => part === 'g' || part === 'scale'))) {
     console.error('bench: wrk is not installed. Install it with `apt-get install -y wrk` (Debian/Ubuntu) or `brew install wrk` (macOS), then run again.')
     process.exit(1)
   }
