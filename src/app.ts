@@ -3,9 +3,10 @@
  * Entry files create those and listen; tests build the app in-process.
  */
 import { Elysia, type ElysiaAdapter } from 'elysia'
-import { docsRoutes } from './http/docs'
 import { healthRoutes } from './http/health'
+import { corsPolicy } from './http/cors'
 import { bodyReader, createPipeline } from './http/pipeline'
+import { docsRoutes } from './modules/docs'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import { sessionRoutes } from './modules/session'
@@ -40,8 +41,9 @@ export function createApp(services: Services, options: AppOptions = {}) {
   // Health and docs come before the pipeline: they count against no allowance and need no session.
   return new Elysia(appSettings(options))
     .use(healthRoutes(services.storage))
-    .use(docsRoutes(version, services.config))
+    .use(docsRoutes(version, services))
     .use(pipeline)
+    .use(corsPolicy(services.config.corsOrigins))
     .use(guard)
     .use(bodyReader)
     .use(sessionRoutes(guard, services))

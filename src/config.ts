@@ -18,6 +18,8 @@ export interface Config {
   sessionTtlSeconds: number
   sweepIntervalSeconds: number
   trustProxy: number
+  /** Browser origins allowed to call with credentials (CORS); empty: CORS off. */
+  corsOrigins: string[]
   /** Processes serving one port and one database file (Bun entry and binary; Linux `SO_REUSEPORT`). */
   workers: number
   /** The insurer UAT gateway; null when `SANDBOX_UAT_URL` is unset (simulation only). */
@@ -48,6 +50,7 @@ export function loadConfig(env: Env): Config {
     sessionTtlSeconds: integer(env, 'SANDBOX_SESSION_TTL_SECONDS', 3600, 1, 7 * 86_400),
     sweepIntervalSeconds: integer(env, 'SANDBOX_SWEEP_INTERVAL_SECONDS', 60, 1, 86_400),
     trustProxy: integer(env, 'SANDBOX_TRUST_PROXY', 0, 0, 32),
+    corsOrigins: origins(env, 'SANDBOX_CORS_ORIGINS'),
     workers: integer(env, 'SANDBOX_WORKERS', 1, 1, 64),
     uat: uatConfig(env),
   }
@@ -76,6 +79,19 @@ function uatConfig(env: Env): UatConfig | null {
     breakerFailures: integer(env, 'SANDBOX_UAT_BREAKER_FAILURES', 5, 1, 1000),
     breakerCooldownSeconds: integer(env, 'SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS', 30, 1, 3600),
   }
+}
+
+/** A comma-separated list of exact origins (`https://tool.example`, `http://localhost:5173`). */
+function origins(env: Env, name: string): string[] {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return []
+  return raw.split(',').map((entry) => entry.trim()).map((origin) => {
+    const url = URL.canParse(origin) ? new URL(origin) : null
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin) {
+      throw new ConfigError(`${name} must list origins such as https://tool.example or http://localhost:5173, separated by commas (got ${JSON.stringify(origin)})`)
+    }
+    return origin
+  })
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -3,12 +3,14 @@
  * shutdown. The entry supplies how to open the embedded database on its runtime, and how to serve.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
 import { createApp, type AppOptions } from './app'
 import { createLog } from './log'
 import { ConfigError, loadConfig, type Config } from './config'
 import { describeStorage, openStorage, type EmbeddedDriver, type Storage } from './storage'
 import { createServices, type Services } from './services'
+import { DOCS_PATH } from './http/paths'
 import { version } from '../package.json'
 
 const HELP = `travel-sandbox ${version}: the travel protection sandbox (sessions, plan search, policy issue and modify).
@@ -98,6 +100,16 @@ function serveOrExit<T>(serve: () => T, config: Config): T {
   }
 }
 
+/**
+ * The address a person can open: `localhost` for a server bound to every interface (the default),
+ * whose own URL (`http://0.0.0.0:3000/`) is not one a browser can open everywhere.
+ */
+export function openableAddress(config: Config, served: string): string {
+  const port = /:(\d+)\/?$/.exec(served)?.[1] ?? String(config.port)
+  const host = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : isIP(config.host) === 6 ? `[${config.host}]` : config.host
+  return `http://${host}:${port}`
+}
+
 const SHUTDOWN_GRACE_MS = 8_000
 
 const log = createLog()
@@ -135,7 +147,8 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
   const services = createServices({ storage, config })
   const app = createApp(services, runtime)
   const server = serveOrExit(() => runtime.serve(app, config, services), config)
-  log({ level: 'info', msg: 'listening', url: server.url, db: describeStorage(config) })
+  const address = openableAddress(config, server.url)
+  log({ level: 'info', msg: 'listening', url: `${address}/`, docs: `${address}${DOCS_PATH}`, db: describeStorage(config) })
 
   let sweeping = false
   const sweepTimer = setInterval(async () => {

@@ -50,3 +50,9 @@ export function arrivedOverHttps(request: Request, trustProxy: number): boolean 
   if (/^https:/i.test(request.url)) return true
   return trustProxy > 0 && request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https'
 }
+
+/** Whether the request was addressed to this machine by a loopback name (`localhost`, `127.0.0.1`, `[::1]`). */
+export function addressedToLoopback(request: Request): boolean {
+  const host = (request.headers.get('host') ?? '').toLowerCase().replace(/:\d+$/, '')
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host)
+}

@@ -8,7 +8,7 @@ import { withHeaders } from '@elysiajs/openapi'
 import { ERROR_STATUS, type ErrorCode } from '../errors'
 
 /** A union of string literals: the document shows a plain `enum` (t.UnionEnum would add a `default`). */
-function literals<const Value extends string>(values: readonly Value[], options: { description?: string } = {}) {
+export function literals<const Value extends string>(values: readonly Value[], options: { description?: string } = {}) {
   // Typed as its values: TypeBox cannot type a union built from an array that is not a tuple.
   return Type.Union(values.map((value) => Type.Literal(value)), options) as unknown as TUnsafe<Value>
 }
@@ -65,8 +65,9 @@ const ENVELOPE_HEADERS = {
   'RateLimit-Policy': t.String({ description: 'IETF draft: `"sandbox";q=<limit>;w=<window seconds>`.' }),
   'Cache-Control': t.Literal('no-store'),
   'Set-Cookie': t.String({
-    description: '`sbx_session=<token>; Max-Age=<seconds left>; Path=/; HttpOnly; SameSite=Strict` when this call opened a session; '
-      + 'the same cookie with `Max-Age=0` when it answers `session_expired`. Send it back on later calls.',
+    description: '`sbx_session=<token>; Max-Age=<session lifetime + 86400>; Path=/; HttpOnly; SameSite=Strict` when this call opened a session '
+      + '(the cookie outlives the session by the 24 hours in which its ended session answers `session_expired`); the same cookie '
+      + 'with `Max-Age=0` when it answers `session_expired`. Send it back on later calls.',
   }),
 }
 const RETRY_HEADERS = { ...ENVELOPE_HEADERS, 'Retry-After': Type.Integer({ description: 'Seconds to wait before calling again.' }) }

@@ -23,14 +23,16 @@ const ANYWHERE = ['rate_limited', 'storage_unavailable', 'internal_error'] as co
  * insurer is down, so only issue and modify answer `upstream_unavailable`; read-back and the
  * certificate never call the insurer.
  */
-export const FORCED_OUTCOMES_AT: Record<string, readonly ForcedOutcome[]> = {
+export const FORCED_OUTCOMES_AT = {
   [PATHS.session]: ANYWHERE,
   [PATHS.search]: [...ANYWHERE, 'session_expired', 'upstream_invalid'],
   [PATHS.issue]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
   [PATHS.modify]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
   [PATHS.read]: [...ANYWHERE, 'session_expired'],
   [PATHS.certificate]: [...ANYWHERE, 'session_expired'],
-}
+} as const satisfies Record<string, readonly ForcedOutcome[]>
+
+export type Route = keyof typeof FORCED_OUTCOMES_AT
 
 const FORCED = ' (forced by the Sandbox-Outcome header)'
 
@@ -61,7 +63,7 @@ function failureOf(outcome: ForcedOutcome, rate: RateStatus, now: number, config
  */
 export function forcedFailure(header: string | null, route: string, rate: RateStatus, now: number, config: Config): ApiError | undefined {
   if (header === null) return undefined
-  const allowed = FORCED_OUTCOMES_AT[route] ?? []
+  const allowed: readonly ForcedOutcome[] = FORCED_OUTCOMES_AT[route as Route] ?? []
   const outcome = allowed.find((code) => code === header)
   if (!outcome) {
     return new ApiError('validation_failed', 'The request has invalid fields; see details.', [

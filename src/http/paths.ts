@@ -12,12 +12,14 @@ export const PATHS = {
 /** The documentation: the OpenAPI document and the docs page for people (with its two assets). */
 export const DOCS_PATH = '/api/sandbox/docs'
 export const SPEC_PATH = '/api/sandbox/openapi.json'
+/** The front doors, which point to the documentation. */
+export const INDEX_PATHS = ['/', '/api/sandbox'] as const
 
 /** The form of a `policy_ref`, the only reference a path carries. */
 export const POLICY_REF = /^pol_sbx_[0-9a-f]{20}$/
 
 const KNOWN = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|read|documents\/policy_certificate)$/]
-const DOCUMENTS = new Set([SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
+const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 
 /** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */
 export function allowedMethod(path: string): 'POST' | 'GET' | undefined {

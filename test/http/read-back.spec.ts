@@ -2,7 +2,7 @@
  * `POST /api/sandbox/policy/{policy_ref}/read`: the policy as it stands and every endorsement, and
  * one answer for every ref that does not resolve.
  */
-import { API, addDays, ages, expect, fails, issuePolicy, ok, sleep, test, tripFrom } from './support/api'
+import { API, addDays, ages, expect, fails, issuePolicy, ok, test, tripFrom } from './support/api'
 
 test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
   test('a new policy reads back as issued: the issue fields, no endorsements, and the read changes nothing', async ({ request }) => {
@@ -66,7 +66,9 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
     const short = await launch('read-back-expired', { SANDBOX_SESSION_TTL_SECONDS: '2' })
     const late = await newClient({ baseURL: short.url })
     const ended = await issuePolicy(late)
-    await sleep(2_200) // the jar drops the ended session's cookie, as a browser does: the next call opens a new one
+    // The jar keeps the cookie past the session's end: the first call after it is told so and the
+    // cookie is cleared; the next one opens a new session.
+    await expect.poll(async () => (await late.post(API.read(ended.policy.policy_ref))).status(), { timeout: 15_000, intervals: [200] }).toBe(401)
     refusals.push(await late.post(API.read(ended.policy.policy_ref)))
 
     const errors = []

@@ -15,7 +15,7 @@ test.describe('POST /api/sandbox/session', () => {
     expect(cookie).toContain('HttpOnly')
     expect(cookie).toContain('SameSite=Strict')
     expect(cookie).toContain('Path=/')
-    expect(cookie).toContain('Max-Age=3600')
+    expect(cookie).toContain('Max-Age=90000') // the hour, and the day its ended session answers session_expired
     expect(cookie).not.toContain(body.data.session_ref)
   })
 })
@@ -50,7 +50,7 @@ test.describe('sessions', () => {
     expect(cookie).toMatch(/^sbx_session=[A-Za-z0-9_-]{22,};/)
     expect(cookie).toContain('HttpOnly')
     expect(cookie).toContain('SameSite=Strict')
-    expect(cookie).toContain('Max-Age=3600')
+    expect(cookie).toContain('Max-Age=90000') // the hour, and the day its ended session answers session_expired
     expect(cookie).not.toContain('Secure')
     expect(Math.abs(Date.parse(body.meta.session_expires_at) - (Date.now() + 3_600_000))).toBeLessThan(60_000)
 
@@ -112,7 +112,7 @@ test.describe('short sessions (lifetime_minutes)', () => {
       expect(body.data.limits).toEqual({ requests: 30, window_minutes: 10, session_minutes: minutes })
       expect(Math.abs(Date.parse(body.data.expires_at) - (Date.now() + minutes * 60_000))).toBeLessThan(5_000)
       expect(body.meta.session_expires_at).toBe(body.data.expires_at)
-      expect(sessionCookie(response)).toContain(`Max-Age=${minutes * 60}`)
+      expect(sessionCookie(response)).toContain(`Max-Age=${minutes * 60 + 86_400}`)
       // The calls that follow run in it.
       expect((await ok(await request.post(API.search, { data: searchBody() }))).meta.session_expires_at).toBe(body.data.expires_at)
     }
@@ -124,7 +124,7 @@ test.describe('short sessions (lifetime_minutes)', () => {
     const response = await client.post(API.session, { data: { lifetime_minutes: 5 } })
     const body = await ok(response)
     expect(body.data.limits.session_minutes).toBe(0.5)
-    expect(sessionCookie(response)).toContain('Max-Age=30')
+    expect(sessionCookie(response)).toContain('Max-Age=86430')
   })
 
   test('anything but a whole number from 1 to 60 is validation_failed, never repeated, and the caller keeps its session', async ({ request }) => {

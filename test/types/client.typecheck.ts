@@ -26,7 +26,13 @@ export async function accepted() {
   const pdf: Uint8Array | null = certificate.data
   const short = await sandbox.api.sandbox.session.post({ lifetime_minutes: 1 })
   const minutes: number | undefined = short.data?.data.limits.session_minutes
-  return { sequence, code, history, readCode, pdf, minutes }
+  // The testing and retry headers, per call: each route names the forced outcomes it can meet.
+  const forced = await sandbox.api.sandbox.policy.new.post({ plan_id: planId!, trip, travellers: [{ age: 34 }] }, {
+    headers: { 'idempotency-key': 'booking-1', 'sandbox-outcome': 'upstream_unavailable' },
+  })
+  const forcedCode = forced.error?.status === 503 ? forced.error.value.error.code : undefined
+  await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({}, { headers: { 'sandbox-outcome': 'session_expired' } })
+  return { sequence, code, history, readCode, pdf, minutes, forcedCode }
 }
 
 export async function refused() {
@@ -48,6 +54,10 @@ export async function refused() {
   ;(await sandbox.api.sandbox.session.post({})).data?.data.token
   // @ts-expect-error lifetime_minutes is a number
   await sandbox.api.sandbox.session.post({ lifetime_minutes: '5' })
+  // @ts-expect-error read-back never calls the insurer: it cannot be forced to find it down
+  await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).read.post({}, { headers: { 'sandbox-outcome': 'upstream_unavailable' } })
+  // @ts-expect-error forced outcomes come from a fixed list
+  await sandbox.api.sandbox.plans.search.post({ trip, travellers: [{ age: 34 }] }, { headers: { 'sandbox-outcome': 'timeout' } })
   // @ts-expect-error the certificate is bytes, not an envelope
   ;(await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).documents.policy_certificate.post({})).data?.data
 }

@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       sessionTtlSeconds: 3600,
       sweepIntervalSeconds: 60,
       trustProxy: 0,
+      corsOrigins: [],
       workers: 1,
       uat: null,
     })
@@ -41,8 +42,18 @@ describe('loadConfig', () => {
         SANDBOX_SESSION_TTL_SECONDS: '120',
         SANDBOX_SWEEP_INTERVAL_SECONDS: '7',
         SANDBOX_TRUST_PROXY: '2',
+        SANDBOX_CORS_ORIGINS: 'https://tool.example, http://localhost:5173',
       }),
-    ).toEqual({ port: 8080, host: '127.0.0.1', dbPath: ':memory:', databaseUrl: null, dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90, sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, workers: 1, uat: null })
+    ).toEqual({
+      port: 8080, host: '127.0.0.1', dbPath: ':memory:', databaseUrl: null, dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90,
+      sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, corsOrigins: ['https://tool.example', 'http://localhost:5173'], workers: 1, uat: null,
+    })
+  })
+
+  test('SANDBOX_CORS_ORIGINS lists exact origins: a path, a wildcard or another scheme stops start-up', () => {
+    for (const value of ['*', 'https://tool.example/', 'https://tool.example/app', 'tool.example', 'ftp://tool.example', 'https://tool.example,,http://a.b']) {
+      expect(configError({ SANDBOX_CORS_ORIGINS: value }).message).toStartWith('SANDBOX_CORS_ORIGINS must list origins')
+    }
   })
 
   test('an empty numeric variable means its default', () => {

@@ -228,7 +228,7 @@ function requestArbitrary(fixtures: Fixtures) {
 }
 
 /** Answers that are not envelopes by design: health checks and the documentation. */
-const PLAIN = new Set(['/healthz', '/readyz', '/api/sandbox/openapi.json', '/api/sandbox/docs', '/api/sandbox/docs/swagger-ui.css', '/api/sandbox/docs/swagger-ui-bundle.js'])
+const PLAIN = new Set(['/', '/api/sandbox', '/healthz', '/readyz', '/api/sandbox/openapi.json', '/api/sandbox/docs', '/api/sandbox/docs/swagger-ui.css', '/api/sandbox/docs/swagger-ui-bundle.js'])
 
 describe('fuzz: arbitrary requests against every endpoint', () => {
   test('never a 5xx, always the envelope, never a leak, never an echo of a rejected value', async () => {

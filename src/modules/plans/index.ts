@@ -5,6 +5,7 @@ import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
 import type { SessionGuard } from '../session/guard'
 import { responses } from '../../http/envelope-model'
+import { outcomeHeaders } from '../../http/headers-model'
 import { SearchBody, SearchData } from './model'
 import { searchPlans } from './service'
 
@@ -17,6 +18,7 @@ export function planRoutes(guard: SessionGuard, services: Services) {
       return success(sandbox, data)
     }, {
       body: SearchBody,
+      headers: outcomeHeaders(PATHS.search),
       response: responses(SearchData, ['trip_too_long', 'too_many_travellers', 'unsupported_currency', 'upstream_invalid']),
       detail: { summary: 'Search plans', description: 'Normalised plans for a trip and traveller ages; recorded against the session for issue.' },
     })

@@ -9,6 +9,7 @@ import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
 import type { SessionGuard } from '../session/guard'
 import { responses } from '../../http/envelope-model'
+import { idempotentHeaders, outcomeHeaders } from '../../http/headers-model'
 import { certificateInput, renderCertificate } from './certificate'
 import { IssueBody, ModifyBody, ModifyData, PolicyData, PolicyParams, ReadData } from './model'
 import { policyView, readPolicy } from './read'
@@ -43,6 +44,7 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
       },
       {
         body: IssueBody,
+        headers: idempotentHeaders(PATHS.issue),
         response: responses(PolicyData, ['trip_too_long', 'too_many_travellers', 'plan_not_found', 'plan_mismatch', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
         detail: { summary: 'Issue a policy', description: 'Issues a sandbox policy against a plan from a search in this session. Send `Idempotency-Key` to make retries safe.' },
       },
@@ -58,10 +60,11 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
       {
         body: ModifyBody,
         params: PolicyParams,
+        headers: idempotentHeaders(PATHS.modify),
         response: responses(ModifyData, ['trip_too_long', 'policy_not_found', 'scenario_not_applicable', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
         detail: { summary: 'Modify a policy', description: 'Applies one correction scenario. Send `Idempotency-Key` to make retries safe.' },
       },
-        )
+    )
     .post(
       PATHS.read,
       async ({ sandbox, params }) => {
@@ -72,6 +75,7 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
       {
         body: NoFields,
         params: PolicyParams,
+        headers: outcomeHeaders(PATHS.read),
         response: responses(ReadData, ['policy_not_found']),
         detail: { summary: 'Read a policy', description: 'The policy as it stands (current trip, partner_reference, status, premium, documents) and every endorsement, oldest first. Changes nothing.' },
       },
@@ -90,6 +94,7 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
       {
         body: NoFields,
         params: PolicyParams,
+        headers: outcomeHeaders(PATHS.certificate),
         response: CertificateResponses,
         detail: {
           summary: 'Download the policy certificate',

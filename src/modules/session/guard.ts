@@ -10,7 +10,7 @@
 import { Elysia, type Cookie } from 'elysia'
 import type { Config } from '../../config'
 import { ApiError, FAILURE_MESSAGE } from '../../errors'
-import { arrivedOverHttps, networkKey } from '../../http/client-address'
+import { addressedToLoopback, arrivedOverHttps, networkKey } from '../../http/client-address'
 import { FORCED_OUTCOME_HEADER, forcedFailure } from '../../http/forced-outcome'
 import { rateLimitHeaders } from '../../http/envelope'
 import { fairUseMessage } from '../../domain/rate-window'
@@ -18,19 +18,29 @@ import { PATHS } from '../../http/paths'
 import { stateOf } from '../../http/pipeline'
 import type { Services } from '../../services'
 import type { SessionRow } from '../../storage/storage'
+import { TOMBSTONE_MS } from '../../storage/sweep'
 import { SESSION_COOKIE, mintSession, tokenHashOf } from './service'
 
 type SessionCookie = Cookie<unknown>
 
-/** Sets (or, with no token, clears) the session cookie with the contract's attributes. */
-export function setSessionCookie(cookie: SessionCookie, request: Request, config: Config, token: string | null, maxAgeSeconds: number) {
+/**
+ * Sets (or, with no token, clears) the session cookie with the contract's attributes. The cookie
+ * outlives the session by the time its expired token is still recognised: a client that honours
+ * `Max-Age` sends it after the session ends and is told `session_expired`, instead of silently
+ * getting a new session whose lookups all answer "not found".
+ */
+export function setSessionCookie(cookie: SessionCookie, request: Request, config: Config, token: string | null, lifetimeSeconds: number) {
+  const https = arrivedOverHttps(request, config.trustProxy)
+  // With CORS on, a tool on another site must get the cookie back: `SameSite=None`, which browsers
+  // take only with `Secure`, and take that only over HTTPS or from a loopback host.
+  const crossSite = config.corsOrigins.length > 0 && (https || addressedToLoopback(request))
   cookie.set({
     value: token ?? '',
-    maxAge: token ? maxAgeSeconds : 0,
+    maxAge: token ? lifetimeSeconds + TOMBSTONE_MS / 1000 : 0,
     httpOnly: true,
-    sameSite: 'strict',
+    sameSite: crossSite ? 'none' : 'strict',
     path: '/',
-    secure: arrivedOverHttps(request, config.trustProxy),
+    secure: https || crossSite,
   })
 }
 

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { success } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import { responses } from '../../http/envelope-model'
+import { outcomeHeaders } from '../../http/headers-model'
 import type { Services } from '../../services'
 import type { SessionGuard } from './guard'
 import { setSessionCookie } from './guard'
@@ -25,6 +26,7 @@ export function sessionRoutes(guard: SessionGuard, services: Services) {
       return success(sandbox, sessionPayload(sandbox.session, config, lifetime))
     }, {
       body: SessionBody,
+      headers: outcomeHeaders(PATHS.session),
       response: responses(SessionData, []),
       detail: { summary: 'Create a session', description: 'Always opens a fresh anonymous session and sets the `sbx_session` cookie. '
         + 'Send `{"lifetime_minutes": 1}` for a session that ends in a minute, to test `session_expired` handling.' },

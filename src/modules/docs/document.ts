@@ -1,0 +1,129 @@
+/**
+ * @module The OpenAPI document, generated from the routes' own TypeBox schemas, with what schemas
+ * cannot say added: optional bodies, the headers' names and rules, the certificate's PDF, and an
+ * example of every request and answer (examples.ts).
+ */
+import { type AnyElysia } from 'elysia'
+import { toOpenAPISchema } from '@elysiajs/openapi'
+import type { Config } from '../../config'
+import { spokenDuration } from '../../domain/rate-window'
+import type { ErrorCode } from '../../errors'
+import type { Mode } from '../../http/envelope'
+import { HEADER_DOCS } from '../../http/headers-model'
+import { PATHS } from '../../http/paths'
+import type { Services } from '../../services'
+import { exampleEnvelope, exampleFlow, type ExampleFlow } from './examples'
+
+/** The document's introduction, with the limits this server runs with. */
+function description(config: Config): string {
+  return `Test a travel-protection integration with no signup, no API key and no personal data.
+Open an anonymous session, search normalised plans for a trip and traveller ages, issue a sandbox
+policy against a returned plan, and apply one of four correction scenarios to it. Every example in
+this document is a call that works as shown, in this order (type in the \`policy_ref\` that issue answers).
+
+The session is a cookie, \`sbx_session\` (HttpOnly): the first call without it opens a session and sets
+it; send it back on later calls (a browser, or any client with a cookie jar, does so by itself).
+
+Every answer is one envelope: \`ok\`, \`mode\`, \`request_id\`, \`data\` or \`error\`, and \`meta\`
+(session expiry and the fair-use allowance). Fair use: ${config.rateLimit} requests in any rolling
+${spokenDuration(config.rateWindowSeconds)}, per session and per client network; the allowance is repeated in the IETF draft
+\`RateLimit\` and \`RateLimit-Policy\` headers, and a refused call carries \`Retry-After\`. A session
+lasts ${spokenDuration(config.sessionTtlSeconds)} from its creation; ask for a shorter one (\`lifetime_minutes\`) to test expiry.
+Read a policy back, with its endorsement history, and download its certificate (a specimen PDF).
+
+To test how your integration handles failures it cannot cause on demand, send \`Sandbox-Outcome: <code>\`
+(listed per operation): the call fails exactly as that failure would, counts against the allowance,
+and changes nothing.
+
+Sandbox artefacts never carry over to production; prices are indicative only.`
+}
+
+/** The certificate's success: the PDF, with the headers every sandbox answer carries. */
+const PDF_ANSWER = {
+  description: 'The specimen certificate. The same bytes for the same policy state.',
+  headers: Object.fromEntries(Object.entries({
+    'X-Request-Id': 'The request id (no envelope carries it here).',
+    RateLimit: 'IETF draft: `"sandbox";r=<remaining>;t=<seconds until reset>`.',
+    'RateLimit-Policy': 'IETF draft: `"sandbox";q=<limit>;w=<window seconds>`.',
+    'Content-Disposition': '`attachment; filename="policy_certificate_<policy_ref>.pdf"`.',
+  }).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+  content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
+}
+
+interface Parameter { name: string; in: string; description?: string; schema?: object }
+interface Answer { description?: string; content?: Record<string, { schema?: object; example?: unknown }> }
+interface Operation {
+  parameters?: Parameter[]
+  requestBody?: { required?: boolean; content: Record<string, { example?: unknown; examples?: object }> }
+  responses: Record<string, Answer>
+}
+
+/**
+ * The generator sees the pipeline's global body parser (a function that defers reading the body
+ * until the session and rate checks have run) and, unable to name a function's media type, lists
+ * none: every request body came out as `content: {}`. The body is always read as JSON
+ * (request-body.ts), so the generator is shown the routes with that parser named.
+ */
+function withJsonParser(app: AnyElysia): AnyElysia {
+  // What the generator reads of an app (Elysia's types mark both methods protected).
+  const source = app as unknown as { getGlobalRoutes(): { hooks: object }[]; getGlobalDefinitions(): unknown }
+  const routes = source.getGlobalRoutes().map((route) => ({ ...route, hooks: { ...route.hooks, parse: [{ fn: 'application/json' }] } }))
+  return { getGlobalRoutes: () => routes, getGlobalDefinitions: () => source.getGlobalDefinitions() } as unknown as AnyElysia
+}
+
+/** The flow's calls in the order a partner makes them; the position is the call's number. */
+const FLOW = [PATHS.session, PATHS.search, PATHS.issue, PATHS.modify, PATHS.read, PATHS.certificate] as const
+
+/** Adds the examples: the request of each call of the flow, and an envelope for each of its answers. */
+function addExamples(operation: Operation, path: (typeof FLOW)[number], flow: ExampleFlow, config: Config, mode: Mode) {
+  const call = FLOW.indexOf(path)
+  const body = operation.requestBody!.content['application/json']!
+  if (path === PATHS.modify) body.examples = flow.scenarios
+  else body.example = flow.requests[path]
+  for (const [status, answer] of Object.entries(operation.responses)) {
+    const json = answer.content?.['application/json']
+    if (!json) continue
+    const data = (flow.data as Record<string, unknown>)[path]
+    const code = status === '200' ? undefined : firstCode(answer)
+    json.example = exampleEnvelope(config, mode, flow, call, code ? { code } : { data })
+  }
+}
+
+/** The first error code an answer's schema lists (its description names them in order). */
+const firstCode = (answer: Answer) => /`([a-z_]+)`/.exec(answer.description ?? '')?.[1] as ErrorCode
+
+/**
+ * What the routes' schemas cannot say: optional bodies, the headers' proper names and rules, the
+ * certificate's PDF, and the examples.
+ */
+function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleFlow, config: Config, mode: Mode) {
+  for (const path of FLOW) {
+    const operation = paths[path.replace(/:(\w+)/g, '{$1}')]!.post!
+    for (const parameter of operation.parameters ?? []) {
+      const docs = HEADER_DOCS[parameter.name as keyof typeof HEADER_DOCS]
+      if (parameter.in !== 'header' || !docs) continue
+      Object.assign(parameter, { name: docs.name, description: docs.description, schema: { ...parameter.schema, ...docs.schema } })
+    }
+    if (path === PATHS.session || path === PATHS.read || path === PATHS.certificate) operation.requestBody!.required = false
+    addExamples(operation, path, flow, config, mode)
+  }
+  paths[PATHS.certificate.replace(/:(\w+)/g, '{$1}')]!.post!.responses['200'] = PDF_ANSWER
+  return paths
+}
+
+/** The OpenAPI document of every route the app has, with examples for the UTC day of `now`. */
+export function openApiDocument(app: AnyElysia, version: string, services: Pick<Services, 'catalogue' | 'config' | 'insurer'>, now: number, hidden: string[]) {
+  const { config } = services
+  const { paths, components } = toOpenAPISchema(withJsonParser(app), { paths: hidden })
+  const mode: Mode = services.insurer ? 'uat_gateway' : 'simulation'
+  return {
+    // 3.1.0 says what 3.1.2 does (patch versions only fix the text), and every common parser reads it.
+    openapi: '3.1.0',
+    info: { title: 'Travel protection sandbox', version, description: description(config) },
+    servers: [{ url: '/', description: 'The sandbox serving this document' }],
+    paths: refine(paths as Record<string, Record<string, Operation>>, exampleFlow(services, now), config, mode),
+    components,
+    // No credentials to present: the session cookie is set and sent back by the client itself.
+    security: [],
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * @module Routes of the documentation: the OpenAPI document, a docs page for people that works
+ * offline (Swagger UI served from the package, embedded in every build), and the front doors `/`
+ * and `/api/sandbox`, which point to both. None of them needs a session or counts against any
+ * allowance.
+ */
+// Types the Swagger assets imported as text, also for a project that type-checks the client from source.
+/// <reference path="../../types/assets.d.ts" />
+import { Elysia } from 'elysia'
+import swaggerScript from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'text' }
+import swaggerStyle from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' }
+import { todayDayNumber } from '../../domain/dates'
+import { DOCS_PATH, INDEX_PATHS, SPEC_PATH } from '../../http/paths'
+import type { Services } from '../../services'
+import { openApiDocument } from './document'
+
+const HIDDEN = ['/healthz', '/readyz', ...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`]
+
+// No Authorize button: the session cookie is HttpOnly, so no person could type its value, and the
+// browser sends it by itself once the first call has set it.
+const page = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Travel protection sandbox: API</title>
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
+  <script>SwaggerUIBundle({ url: '${SPEC_PATH}', dom_id: '#swagger-ui', withCredentials: true })</script>
+</body>
+</html>`
+
+const asset = (body: string, type: string) => () =>
+  new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=86400' } })
+
+/** RFC 8631 links: the docs page for people, the OpenAPI document for tools. */
+const LINKS = `<${DOCS_PATH}>; rel="service-doc", <${SPEC_PATH}>; rel="service-desc"`
+
+/** The front door: a browser goes to the docs page; any other client is told where things are. */
+function frontDoor(version: string) {
+  const body = JSON.stringify({
+    name: 'Travel protection sandbox',
+    version,
+    docs: DOCS_PATH,
+    openapi: SPEC_PATH,
+    health: '/healthz',
+    api: 'POST /api/sandbox/session, then plans/search, policy/new, policy/{policy_ref}/modify (see the docs)',
+  })
+  return ({ request }: { request: Request }) => {
+    if (request.headers.get('accept')?.includes('text/html')) {
+      return new Response(null, { status: 302, headers: { location: DOCS_PATH, link: LINKS } })
+    }
+    return new Response(body, { headers: { 'content-type': 'application/json', link: LINKS, 'cache-control': 'no-store' } })
+  }
+}
+
+export function docsRoutes(version: string, services: Pick<Services, 'catalogue' | 'config' | 'insurer' | 'clock'>) {
+  // Built on first request and again each UTC day, so that the examples' trip dates stay ahead.
+  let document: { day: number; body: Record<string, unknown> } | undefined
+  const docs = new Elysia({ name: 'docs-routes' })
+  const door = frontDoor(version)
+  return docs
+    .get(SPEC_PATH, () => {
+      const now = services.clock()
+      if (document?.day !== todayDayNumber(now)) document = { day: todayDayNumber(now), body: openApiDocument(docs, version, services, now, HIDDEN) }
+      return document.body
+    }, { detail: { hide: true } })
+    .get(DOCS_PATH, asset(page, 'text/html'), { detail: { hide: true } })
+    .get(`${DOCS_PATH}/swagger-ui-bundle.js`, asset(swaggerScript, 'text/javascript'), { detail: { hide: true } })
+    .get(`${DOCS_PATH}/swagger-ui.css`, asset(swaggerStyle, 'text/css'), { detail: { hide: true } })
+    .get(INDEX_PATHS[0], door, { detail: { hide: true } })
+    .get(INDEX_PATHS[1], door, { detail: { hide: true } })
+}
