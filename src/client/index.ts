@@ -8,13 +8,13 @@
  * const { data } = await sandbox.api.sandbox.plans.search.post({ trip, travellers: [{ age: 34 }] })
  * await sandbox.api.sandbox.policy.new.post({ plan_id: data!.data.plans[0]!.plan_id, trip, travellers: [{ age: 34 }] })
  */
-import { treaty } from '@elysiajs/eden'
-import type { App } from './app'
+import { treaty, type Treaty } from '@elysiajs/eden'
+import type { App } from '../app'
 
 export type { App }
 
 /** `baseUrl` is the sandbox's address; tests may pass the app itself to call it in-process. */
-export function createSandboxClient(baseUrl: string | App) {
+export function createSandboxClient(baseUrl: string | App): Treaty.Create<App> {
   let cookie: string | undefined
   return treaty<App>(baseUrl, {
     // Dates stay strings, as the API sends them (Eden would turn `2026-12-20` into a Date).

@@ -47,6 +47,29 @@ test('generated client: openapi-typescript types and openapi-fetch drive the who
   expect(JSON.parse(flow.stdout.trim())).toMatchObject({ endorsements: 4, error: 'policy_not_found' })
 })
 
+test('Postman collection: Portman converts the document, and newman runs every operation with its own examples: each 2xx, each answer valid against the document', async ({ launch }) => {
+  test.setTimeout(90_000)
+  const server = await launch('portman')
+  const document = await saveDocument(server.url, 'portman')
+  const report = join(TMP, 'newman-report.json')
+  const collection = join(TMP, 'portman-collection.json')
+  // Contract tests per operation (status 2xx, content type, JSON body, schema validation); the one
+  // thing added is the policy_ref that issue answers, carried into the calls that take it.
+  run(join(BIN, 'portman'), [
+    '-l', document, '-b', server.url, '-c', join(ROOT, 'test', 'openapi', 'portman-config.json'), '-o', collection, '--runNewman',
+    '--newmanRunOptions', JSON.stringify({ reporters: ['cli', 'json'], reporter: { json: { export: report } } }),
+  ], { cwd: TMP }) // Portman keeps its working files in ./tmp
+  const { run: newman } = JSON.parse(readFileSync(report, 'utf8'))
+  const calls = newman.executions.map((execution: any) => [execution.item.name, execution.response.code])
+  expect(calls).toEqual([
+    ['Create a session', 200], ['Search plans', 200], ['Issue a policy', 200], ['Modify a policy', 200], ['Read a policy', 200], ['Download the policy certificate', 200],
+  ])
+  const assertions = newman.executions.flatMap((execution: any) => execution.assertions ?? [])
+  expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(5) // every JSON answer
+  expect(assertions.filter((assertion: any) => assertion.error).map((assertion: any) => assertion.assertion)).toEqual([])
+  expect(newman.stats.assertions.failed).toBe(0)
+})
+
 interface Step {
   label: string
   status: number
@@ -155,10 +178,10 @@ test('validating proxy: every operation, its success and its error statuses pass
 
     const short = await newClient({ baseURL: tightProxy.url })
     const shortCall = (step: Step, path: string, data?: unknown, headers?: Record<string, string>) => (calls++, through(short, problems, step, path, data, headers))
-    const { cookie } = await shortCall({ label: 'session (tight)', status: 200 }, API.session)
-    await sleep(1_100)
-    // Sent by hand: the client's own jar drops the cookie when its Max-Age (1 s) has passed.
-    await shortCall({ label: 'search, session ended', status: 401, code: 'session_expired' }, API.search, searchBody(trip), { cookie })
+    const opened = await shortCall({ label: 'session (tight)', status: 200 }, API.session)
+    // Past the end the server reported; the client's jar still holds the cookie and sends it.
+    await sleep(Date.parse(opened?.data?.expires_at ?? '') - Date.now() + 100)
+    await shortCall({ label: 'search, session ended', status: 401, code: 'session_expired' }, API.search, searchBody(trip))
     await shortCall({ label: 'session (tight, 2nd)', status: 200 }, API.session)
     await shortCall({ label: 'session, allowance spent', status: 429, code: 'rate_limited' }, API.session)
   } finally {
@@ -169,8 +192,18 @@ test('validating proxy: every operation, its success and its error statuses pass
   expect(problems).toEqual([])
 })
 
-test('real browser: the docs page renders offline, and Try it out runs session then search in one session', async ({ launch }) => {
-  test.setTimeout(90_000)
+/** The calls of the docs page's Try it out, in the order a partner makes them (the document's examples follow it). */
+const TRY_IT_OUT = [
+  { id: 'postApiSandboxSession', path: API.session },
+  { id: 'postApiSandboxPlansSearch', path: API.search },
+  { id: 'postApiSandboxPolicyNew', path: API.issue },
+  { id: 'postApiSandboxPolicyByPolicy_refModify', path: API.modify },
+  { id: 'postApiSandboxPolicyByPolicy_refRead', path: API.read },
+  { id: 'postApiSandboxPolicyByPolicy_refDocumentsPolicy_certificate', path: API.certificate },
+] as const
+
+test('real browser: the docs page renders offline, and Try it out runs the whole flow with its pre-filled bodies unchanged', async ({ launch }) => {
+  test.setTimeout(120_000)
   const server = await launch('docs-browser')
   const browser = await browsers.launch({
     executablePath: await chromium.executablePath(),
@@ -183,35 +216,47 @@ test('real browser: the docs page renders offline, and Try it out runs session t
     page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text()))
     page.on('pageerror', (error) => consoleErrors.push(error.message))
     page.on('request', (request) => !request.url().startsWith(server.url) && outside.push(request.url()))
-    const answers: { path: string; status: number; cookie: string | undefined; body: any }[] = []
+    const answers: { path: string; status: number; cookie: string | undefined; sent: string | null; body: any }[] = []
     page.on('response', async (response) => {
-      if (!response.url().includes('/api/sandbox/') || response.url().includes('/docs') || response.url().endsWith(SPEC)) return
+      if (response.request().method() !== 'POST') return
       const headers = await response.request().allHeaders()
-      answers.push({ path: new URL(response.url()).pathname, status: response.status(), cookie: headers.cookie, body: await response.json() })
+      const pdf = response.headers()['content-type'] === 'application/pdf'
+      answers.push({
+        path: new URL(response.url()).pathname, status: response.status(), cookie: headers.cookie, sent: response.request().postData(),
+        body: pdf ? 'application/pdf' : await response.json(),
+      })
     })
-    await page.goto(`${server.url}/api/sandbox/docs`)
-    await expect(page.locator('.opblock')).toHaveCount(6)
+    // The front door sends a browser to the docs page.
+    await page.goto(server.url)
+    expect(new URL(page.url()).pathname).toBe('/api/sandbox/docs')
+    await expect(page.locator('.opblock')).toHaveCount(TRY_IT_OUT.length)
+    // Nothing to authorize: the session cookie is HttpOnly, and the browser sends it by itself.
+    await expect(page.locator('.btn.authorize')).toHaveCount(0)
 
-    const session = page.locator('#operations-default-postApiSandboxSession')
-    await session.locator('.opblock-summary').click()
-    await session.getByRole('button', { name: 'Try it out' }).click()
-    await session.getByRole('button', { name: 'Execute' }).click()
-    await expect(session.locator('.live-responses-table tr.response .response-col_status')).toHaveText('200')
+    let policyRef = ''
+    for (const [index, call] of TRY_IT_OUT.entries()) {
+      const operation = page.locator(`#operations-default-${call.id}`)
+      await operation.locator('.opblock-summary').click()
+      await operation.getByRole('button', { name: 'Try it out' }).click()
+      // The one thing typed in: the policy_ref that issue answered.
+      if (policyRef) await operation.locator('tr[data-param-name="policy_ref"] input').fill(policyRef)
+      await operation.getByRole('button', { name: 'Execute' }).click()
+      await expect(operation.locator('.live-responses-table tr.response .response-col_status')).toHaveText('200')
+      await expect.poll(() => answers.length).toBe(index + 1)
+      if (call.path === API.issue) policyRef = answers[index]!.body.data.policy_ref
+    }
 
-    const search = page.locator('#operations-default-postApiSandboxPlansSearch')
-    await search.locator('.opblock-summary').click()
-    await search.getByRole('button', { name: 'Try it out' }).click()
-    await search.locator('textarea.body-param__text').fill(JSON.stringify(searchBody(tripFrom(10, 7))))
-    await search.getByRole('button', { name: 'Execute' }).click()
-    await expect(search.locator('.live-responses-table tr.response .response-col_status')).toHaveText('200')
-
-    await expect.poll(() => answers.length).toBe(2)
-    const [opened, searched] = answers
-    expect(opened).toMatchObject({ path: API.session, status: 200 })
-    expect(searched).toMatchObject({ path: API.search, status: 200 })
-    // The browser sent the cookie the first answer set: the search ran in the session just opened.
-    expect(searched!.cookie).toMatch(/sbx_session=/)
-    expect(searched!.body.meta.session_expires_at).toBe(opened!.body.data.expires_at)
+    const [opened, searched, issued, modified, read, certificate] = answers
+    expect(answers.map((answer) => [answer.path, answer.status])).toEqual(TRY_IT_OUT.map((call, index) => [index < 3 ? call.path : (call.path as (ref: string) => string)(policyRef), 200]))
+    // The bodies went as the document pre-filled them: the search's plan is the one issue names.
+    expect(JSON.parse(issued!.sent!).plan_id).toBe(searched!.body.data.plans[0].plan_id)
+    expect(modified!.body.data).toMatchObject({ status: 'endorsed', endorsement: { sequence: 1, scenario: 'extend_end_date' } })
+    expect(read!.body.data.endorsements).toHaveLength(1)
+    expect(certificate!.body).toBe('application/pdf')
+    await expect(page.locator(`#operations-default-${TRY_IT_OUT[5].id} .live-responses-table a[download]`)).toHaveText(/Download file/)
+    // Every call after the first sent the cookie the first set: one session throughout.
+    for (const answer of answers.slice(1)) expect(answer.cookie).toMatch(/sbx_session=/)
+    for (const answer of [searched, issued, modified, read]) expect(answer!.body.meta.session_expires_at).toBe(opened!.body.data.expires_at)
     expect(consoleErrors).toEqual([])
     expect(outside).toEqual([])
   } finally {
@@ -219,36 +264,67 @@ test('real browser: the docs page renders offline, and Try it out runs session t
   }
 })
 
-/** The ```lang block that follows a README heading. */
-function readmeBlock(heading: string, lang: string): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+/** The ```lang block that follows a heading of a Markdown file (the README by default). */
+function readmeBlock(heading: string, lang: string, file = 'README.md'): string {
+  const readme = readFileSync(join(ROOT, file), 'utf8')
   const from = readme.indexOf(`\n${heading}\n`)
-  expect(from, `README has "${heading}"`).toBeGreaterThan(-1)
+  expect(from, `${file} has "${heading}"`).toBeGreaterThan(-1)
   const start = readme.indexOf(`\`\`\`${lang}\n`, from) + lang.length + 4
   return readme.slice(start, readme.indexOf('```', start))
 }
 
-test('installed client: the packed package installs into a fresh strict project where the README example type-checks', async () => {
-  test.setTimeout(120_000)
-  mkdirSync(TMP, { recursive: true })
-  const project = mkdtempSync(join(TMP, 'partner-'))
-  try {
-    const packed = run('npm', ['pack', '--silent', '--pack-destination', project]).stdout.trim().split('\n').pop()!
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'partner', private: true, type: 'module' }))
-    // From the npm cache the suite's own install filled; no install scripts (a native build of the
-    // server's SQLite driver is not what a client needs).
-    run('npm', ['install', `./${packed}`, '@types/node@22', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project })
-    run(join(BIN, 'tsc'), ['--init'], { cwd: project })
-    // `tsc --init`'s strict defaults, with bundler resolution: the package ships TypeScript source.
-    const tsconfig = readFileSync(join(project, 'tsconfig.json'), 'utf8').replace('"module": "nodenext"', '"module": "preserve"').replace('"types": []', '"types": ["node"]')
-    expect(tsconfig).toContain('"module": "preserve"')
-    writeFileSync(join(project, 'tsconfig.json'), tsconfig)
-    writeFileSync(join(project, 'example.ts'), readmeBlock('### Typed client', 'ts'))
-    run(join(BIN, 'tsc'), ['--noEmit', '-p', '.'], { cwd: project })
-  } finally {
-    rmSync(project, { recursive: true, force: true })
-  }
-})
+/**
+ * The two ways a partner's TypeScript project resolves a package: `tsc --init`'s default
+ * (`module: nodenext`, compiled and run by Node) with the project's TypeScript 7, and bundler
+ * resolution (run by Bun as is) with TypeScript 5.
+ */
+const PROJECTS = [
+  { kind: 'nodenext', tsc: join(BIN, 'tsc'), tsconfig: (text: string) => text, run: ['node', 'example.js'] },
+  {
+    kind: 'bundler',
+    tsc: join(ROOT, 'test', 'tools', 'node_modules', '.bin', 'tsc'),
+    tsconfig: (text: string) => text.replace('"module": "nodenext"', '"module": "preserve", "noEmit": true'),
+    run: ['bun', 'example.ts'],
+  },
+] as const
+
+for (const project of PROJECTS) {
+  test(`installed client (${project.kind}): the packed package installs without the server's dependencies, type-checks its README example and runs it`, async ({ launch }) => {
+    test.setTimeout(120_000)
+    const server = await launch(`client-${project.kind}`)
+    mkdirSync(TMP, { recursive: true })
+    const dir = mkdtempSync(join(TMP, `partner-${project.kind}-`))
+    try {
+      // dist/client is built by `npm run build` (npm test builds before this suite runs).
+      const packed = run('npm', ['pack', join(ROOT, 'dist', 'client'), '--silent', '--pack-destination', dir]).stdout.trim().split('\n').pop()!
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'partner', private: true, type: 'module' }))
+      // From the npm cache the suite's own install filled.
+      run('npm', ['install', `./${packed}`, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir })
+      const installed = readFileSync(join(dir, 'package-lock.json'), 'utf8')
+      for (const name of ['better-sqlite3', 'postgres', 'pdf-lib', 'swagger-ui-dist', '@elysiajs/openapi']) expect(installed).not.toContain(`node_modules/${name}"`)
+      run(project.tsc, ['--init'], { cwd: dir })
+      const tsconfig = project.tsconfig(readFileSync(join(dir, 'tsconfig.json'), 'utf8'))
+      writeFileSync(join(dir, 'tsconfig.json'), tsconfig)
+      const example = readmeBlock('## Example', 'ts', 'src/client/README.md')
+      expect(example).toContain("createSandboxClient('http://localhost:3000')")
+      writeFileSync(join(dir, 'example.ts'), example.replace('http://localhost:3000', server.url))
+      // A body the server would refuse does not compile.
+      writeFileSync(join(dir, 'wrong.ts'), `import { createSandboxClient } from 'travel-protection-sandbox-client'
+await createSandboxClient('${server.url}').api.sandbox.plans.search.post({ trip: 'x', travellers: [{ age: 30, name: 'Ann' }] })\n`)
+      const refused = spawnSync(project.tsc, ['-p', '.', '--pretty', 'false'], { cwd: dir, encoding: 'utf8' })
+      expect(refused.stdout).toMatch(/wrong\.ts\(2,\d+\): error TS\d+/)
+      rmSync(join(dir, 'wrong.ts'))
+      run(project.tsc, ['-p', '.'], { cwd: dir })
+      // Plain text: Playwright sets FORCE_COLOR, and Bun would colour the values it prints.
+      const output = run(project.run[0], [...project.run.slice(1)], { cwd: dir, env: { FORCE_COLOR: '0', NO_COLOR: '1' } }).stdout
+      expect(output).toContain('upstream_unavailable')
+      expect(output).toMatch(/endorsements: 1\b/)
+      expect(output).toMatch(/certificateBytes: \d{4,}/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+}
 
 test('README walk-through with curl: the script the README shows runs as pasted', async ({ launch }) => {
   const server = await launch('walkthrough')
