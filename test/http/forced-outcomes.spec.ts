@@ -4,7 +4,7 @@
  * before the body.
  */
 import type { APIRequestContext } from '@playwright/test'
-import { API, addDays, ages, expect, fails, issuePolicy, ok, raw, searchBody, sessionCookie, sessionToken, test, tripFrom } from './support/api'
+import { API, addDays, ages, before, expect, fails, issuePolicy, ok, raw, searchBody, sessionCookie, sessionToken, sleep, test, tripFrom, withTimeSpans } from './support/api'
 
 const OUTCOMES = {
   upstream_unavailable: { status: 503, retryAfter: true },
@@ -116,18 +116,24 @@ test.describe('Sandbox-Outcome', () => {
   })
 
   test('check order: an expired session and a spent allowance answer first; the body is never read', async ({ launch, newClient }) => {
-    const server = await launch('forced-order', { SANDBOX_RATE_LIMIT: '2', SANDBOX_SESSION_TTL_SECONDS: '1' })
-    const client = await newClient({ baseURL: server.url })
-    // Before the body: broken JSON, a wrong media type, personal data, an oversize body all get the forced answer.
-    const opened = await client.post(API.search, { headers: { 'content-type': 'application/json', 'sandbox-outcome': 'upstream_invalid' }, data: raw('{ not json') })
-    await fails(opened, 502, 'upstream_invalid')
-    const token = sessionToken(opened)!
-    await fails(await client.post(API.search, { headers: { 'content-type': 'text/plain', 'sandbox-outcome': 'internal_error' }, data: raw('x'.repeat(20_000)) }), 500, 'internal_error')
-    // The allowance (2) is spent: the real 429 answers, not the forced failure.
-    await fails(await client.post(API.search, { headers: { 'sandbox-outcome': 'internal_error' }, data: { email: 'a@b.example' } }), 429, 'rate_limited')
-    // Once the session has ended, the real session_expired answers (and counts nothing).
-    await new Promise((resolve) => setTimeout(resolve, 1_100))
-    const late = await newClient({ baseURL: server.url })
-    await fails(await late.post(API.search, { headers: { cookie: `sbx_session=${token}`, 'sandbox-outcome': 'internal_error' }, data: searchBody() }), 401, 'session_expired')
+    // 1-second sessions; longer ones only if this machine cannot make three calls within one.
+    await withTimeSpans([1, 2, 4, 8], async (seconds) => {
+      const server = await launch(`forced-order-${seconds}`, { SANDBOX_RATE_LIMIT: '2', SANDBOX_SESSION_TTL_SECONDS: String(seconds) })
+      const client = await newClient({ baseURL: server.url })
+      // Before the body: broken JSON, a wrong media type, personal data, an oversize body all get the forced answer.
+      const opened = await client.post(API.search, { headers: { 'content-type': 'application/json', 'sandbox-outcome': 'upstream_invalid' }, data: raw('{ not json') })
+      await fails(opened, 502, 'upstream_invalid')
+      const token = sessionToken(opened)!
+      const expiresAt = Date.parse((await opened.json()).meta.session_expires_at)
+      await before(expiresAt, async () => {
+        await fails(await client.post(API.search, { headers: { 'content-type': 'text/plain', 'sandbox-outcome': 'internal_error' }, data: raw('x'.repeat(20_000)) }), 500, 'internal_error')
+        // The allowance (2) is spent: the real 429 answers, not the forced failure.
+        await fails(await client.post(API.search, { headers: { 'sandbox-outcome': 'internal_error' }, data: { email: 'a@b.example' } }), 429, 'rate_limited')
+      })
+      // Once the session has ended, the real session_expired answers (and counts nothing).
+      await sleep(expiresAt - Date.now() + 100)
+      const late = await newClient({ baseURL: server.url })
+      await fails(await late.post(API.search, { headers: { cookie: `sbx_session=${token}`, 'sandbox-outcome': 'internal_error' }, data: searchBody() }), 401, 'session_expired')
+    })
   })
 })

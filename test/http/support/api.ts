@@ -175,7 +175,7 @@ export function uniqueNetwork(host = 1): string {
 /** A body sent byte for byte (Playwright would JSON-encode a string that is not valid JSON). */
 export const raw = (text: string) => Buffer.from(text, 'utf8')
 
-export { sleep } from '../../support/wait'
+export { TooSlow, before, sleep, withTimeSpans } from '../../support/wait'
 
 interface ClientOptions {
   network?: string
