@@ -2,7 +2,8 @@
  * @module The benchmark (`npm run bench`): the cost ladder from a bare Bun.serve to the sandbox's plan
  * search, the other paths (issue, modify, the 429 path) and deploy targets against the same raw
  * ceiling, latency at half the measured maximum, scale (RSS, a 100,000-session sweep, cold start),
- * SANDBOX_WORKERS, PostgreSQL with one and two instances, and PASS/MISS per target. Prints Markdown.
+ * SANDBOX_WORKERS, PostgreSQL with one and two instances, and PASS/MISS per target. Prints Markdown
+ * and writes it to bench/results.md (bench/README.md says how to read it).
  * Needs `wrk` (Debian: `apt-get install -y wrk`) and, for the binary/Deno/Node rows and the cold
  * start, `npm run build`.
  *
@@ -17,7 +18,7 @@
  * constant rate), measure.ts (one row), ladder.ts + ladder-server.ts, workers.ts, bodies.ts,
  * postgres.ts, scale.ts, goals.ts (targets, PASS/MISS), report.ts (tables).
  */
-import { existsSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { RUNTIMES, runtimeCommand } from '../test/http/support/targets'
 import { bodyCost } from './bodies'
@@ -84,7 +85,11 @@ async function main(options: Options): Promise<void> {
         dir: harness.work,
       }) : null,
     }
-    console.log(`\n${report(results, options, { start, end: loadAverage() }, performance.now() - begun)}`)
+    const markdown = report(results, options, { start, end: loadAverage() }, performance.now() - begun)
+    console.log(`\n${markdown}`)
+    const command = `bun bench/run.ts ${process.argv.slice(2).join(' ')}`.trim()
+    writeFileSync(join(ROOT, 'bench', 'results.md'), `# Benchmark results\n\nWritten by \`${command}\` (\`npm run bench\` runs it); how to read them: [README](README.md).\n\n${markdown}\n`)
+    bench.log('bench: wrote bench/results.md')
   } finally {
     harness.cleanup()
   }
