@@ -2,12 +2,13 @@
  * Cold start of each deploy target: time from spawning the process to its first answered request
  * (`GET /healthz`, polled every millisecond), and the artefact's size. Run `npm run build` first.
  *
- *   bun bench/cold-start.ts [runs]     (default 10 runs per target; prints a Markdown table)
+ *   bun bench/cold-start.ts [runs]     (default 10 runs per target; prints a Markdown table and
+ *                                       writes it to bench/results-cold-start.md, replacing it)
  *
  * `coldStart` is exported for bench/scale.ts (part of `bun bench/run.ts`).
  */
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { RUNTIMES, runtimeCommand } from '../test/http/support/targets'
@@ -64,8 +65,17 @@ if (import.meta.main) {
     rows.push(`| ${target.name} | ${size} | ${percentile(times, 50).toFixed(0)} ms | ${percentile(times, 90).toFixed(0)} ms | ${times[0]!.toFixed(0)} ms |`)
   }
   rmSync(dir, { recursive: true, force: true })
-  console.log(`Cold start to first answered request, ${runs} runs each (${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} cores)\n`)
-  console.log('| target | size | p50 | p90 | best |')
-  console.log('|---|---|---|---|---|')
-  for (const row of rows) console.log(row)
+  const table = [
+    `Cold start to first answered request, ${runs} runs each (${process.platform}/${process.arch}, ${navigator.hardwareConcurrency} cores)`,
+    '',
+    '| target | size | p50 | p90 | best |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n')
+  console.log(table)
+  const command = `bun bench/cold-start.ts ${process.argv.slice(2).join(' ')}`.trim()
+  writeFileSync(join(ROOT, 'bench', 'results-cold-start.md'), '# Cold start results\n\n' +
+    `Written by \`${command}\` (\`npm run bench:cold-start\` runs it) at ${new Date().toISOString().slice(0, 16)}Z, replacing the ` +
+    'previous results; how to read them: [README](README.md).\n\n' + `${table}\n`)
+  console.error('bench: wrote bench/results-cold-start.md')
 }

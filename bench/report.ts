@@ -14,7 +14,7 @@ const cpuUs = (row: Row) => (row.result && row.serverCpu !== undefined ? (row.se
 
 function header(options: Options, load: { start: string; end: string }): string[] {
   return [
-    `### Benchmark (${new Date().toISOString().slice(0, 16)}Z, ${process.platform}/${process.arch}, ${CORES} cores, bun ${Bun.version})`,
+    `## Benchmark (${new Date().toISOString().slice(0, 16)}Z, ${process.platform}/${process.arch}, ${CORES} cores, bun ${Bun.version})`,
     '',
     `Load: ${options.connections} connections (wrk -t ${options.connections} -c ${options.connections}), ${options.duration} s each after ${options.warmup} s warm-up; ` +
       `${PIN ? 'server pinned to core 1, load generator to core 0 (taskset)' : 'no pinning (taskset missing or 1 core)'}. ` +
@@ -25,7 +25,7 @@ function header(options: Options, load: { start: string; end: string }): string[
 
 function ladderTable(ladder: Row[]): string[] {
   const raw = ladder[0]?.result
-  const out = ['', '#### Cost ladder (plan search load; each rung adds one layer to the one above)', '',
+  const out = ['', '### Cost ladder (plan search load; each rung adds one layer to the one above)', '',
     '| # | layer | req/s | vs raw | µs CPU / request | + µs over the rung above | p99 ms | server CPU | wrk CPU |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|']
   ladder.forEach((row, index) => {
@@ -44,7 +44,7 @@ function ladderTable(ladder: Row[]): string[] {
 
 function pathsTable(paths: Row[], raw: Row | undefined): string[] {
   if (paths.length === 0) return []
-  const out = ['', '#### Other paths and deploy targets', '',
+  const out = ['', '### Other paths and deploy targets', '',
     '| # | scenario | server | req/s | p50 ms | p99 ms | non-2xx | peak RSS MB | vs raw | µs CPU / request | server CPU | wrk CPU |',
     '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
   for (const row of paths) {
@@ -64,7 +64,7 @@ function pathsTable(paths: Row[], raw: Row | undefined): string[] {
 function halfRateTable(rows: Row[], options: Options): string[] {
   const halves = rows.filter((row) => row.half)
   if (halves.length === 0) return []
-  const out = ['', `#### Latency at half the measured maximum (open loop, constant rate, 8 keep-alive connections, ${options.duration} s, latency from the scheduled send time)`, '',
+  const out = ['', `### Latency at half the measured maximum (open loop, constant rate, 8 keep-alive connections, ${options.duration} s, latency from the scheduled send time)`, '',
     '| # | scenario | target req/s | achieved req/s | p50 ms | p99 ms | max ms | non-2xx |', '|---|---|---:|---:|---:|---:|---:|---:|']
   for (const row of halves) {
     const h = row.half!
@@ -77,7 +77,7 @@ function halfRateTable(rows: Row[], options: Options): string[] {
 function scaleTable(results: Results): string[] {
   const { scale } = results
   if (!scale) return []
-  return ['', `#### Scale (${scale.sessions.toLocaleString('en')} sessions, each with a plan search and an issued policy, ` +
+  return ['', `### Scale (${scale.sessions.toLocaleString('en')} sessions, each with a plan search and an issued policy, ` +
     `seeded in-process in ${scale.seedSeconds.toFixed(0)} s with a fake clock; not through HTTP)`, '',
   '| figure | value |', '|---|---:|',
   `| server RSS on that database after 200 requests (VmRSS / VmHWM) | ${fmt(scale.rssMb * 1.048576, 1)} / ${fmt(scale.hwmMb * 1.048576, 1)} MB |`,
@@ -92,7 +92,7 @@ function workersTable(results: Results, options: Options): string[] {
   const { workers } = results
   if (!workers) return []
   const e = workers.exact
-  return ['', `#### Multi-process (SANDBOX_WORKERS; plan search; no pinning; ${Math.max(options.connections, 8)} connections)`, '',
+  return ['', `### Multi-process (SANDBOX_WORKERS; plan search; no pinning; ${Math.max(options.connections, 8)} connections)`, '',
     '| workers | req/s | p99 ms | non-2xx | CPU split per process |', '|---:|---:|---:|---:|---|',
     ...workers.throughput.map((w) => `| ${w.workers} | ${w.rps.toFixed(0)} | ${w.p99_ms.toFixed(2)} | ${w.non2xx} | ${w.cpuShares} |`),
     '', `Rate limit across 2 workers: SANDBOX_RATE_LIMIT=${e.limit}; one session opened (1 admitted), then ${e.concurrent} concurrent searches on it ` +
@@ -102,14 +102,14 @@ function workersTable(results: Results, options: Options): string[] {
 
 function postgresTable(results: Results, options: Options): string[] {
   if (!results.postgres) return []
-  return ['', `#### PostgreSQL (embedded server on this machine; no pinning: PostgreSQL, the instances and wrk share ${CORES} cores; ${options.connections} connections in all)`, '',
+  return ['', `### PostgreSQL (embedded server on this machine; no pinning: PostgreSQL, the instances and wrk share ${CORES} cores; ${options.connections} connections in all)`, '',
     '| instances | scenario | req/s | p99 ms (worst instance) | non-2xx | transactions / request | round trips / request |', '|---:|---|---:|---:|---:|---:|---:|',
     ...results.postgres.map((row) => `| ${row.instances} | ${row.label} | ${row.rps.toFixed(0)} | ${row.p99Ms.toFixed(2)} | ${row.unexpected} | ` +
       `${row.transactionsPerRequest.toFixed(2)} | ${row.roundTripsPerRequest.toFixed(2)} |`)]
 }
 
 function targetsTable(results: Results): string[] {
-  return ['', '#### Targets', '', '| target | result | measured |', '|---|---|---|',
+  return ['', '### Targets', '', '| target | result | measured |', '|---|---|---|',
     ...verdicts(results).map(({ target, pass, measured }) => `| ${target} | ${pass === null ? 'n/a' : pass ? 'PASS' : 'MISS'} | ${measured} |`)]
 }
 

@@ -88,7 +88,9 @@ async function main(options: Options): Promise<void> {
     const markdown = report(results, options, { start, end: loadAverage() }, performance.now() - begun)
     console.log(`\n${markdown}`)
     const command = `bun bench/run.ts ${process.argv.slice(2).join(' ')}`.trim()
-    writeFileSync(join(ROOT, 'bench', 'results.md'), `# Benchmark results\n\nWritten by \`${command}\` (\`npm run bench\` runs it); how to read them: [README](README.md).\n\n${markdown}\n`)
+    const written = `Written by \`${command}\` (\`npm run bench\` runs it) at ${new Date().toISOString().slice(0, 16)}Z, replacing the previous ` +
+      'results; how to read them: [README](README.md).'
+    writeFileSync(join(ROOT, 'bench', 'results.md'), `# Benchmark results\n\n${written}\n\n${markdown}\n`)
     bench.log('bench: wrote bench/results.md')
   } finally {
     harness.cleanup()
