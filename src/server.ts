@@ -28,6 +28,8 @@ Configuration comes from the environment only:
   SANDBOX_SESSION_TTL_SECONDS       session lifetime (3600)
   SANDBOX_SWEEP_INTERVAL_SECONDS    expiry sweep interval (60)
   SANDBOX_TRUST_PROXY               trusted proxy hops for X-Forwarded-For (0)
+  SANDBOX_CORS_ORIGINS              browser origins allowed to call with credentials, comma-separated
+                                    (unset: no CORS)
   SANDBOX_WORKERS                   processes sharing the port and the database (1; Bun, Linux)
   SANDBOX_UAT_URL                   insurer UAT to reach in uat_gateway mode (unset: simulation only)
   SANDBOX_UAT_TIMEOUT_MS, SANDBOX_UAT_RETRIES, SANDBOX_UAT_BREAKER_FAILURES,
@@ -104,7 +106,7 @@ function serveOrExit<T>(serve: () => T, config: Config): T {
  * The address a person can open: `localhost` for a server bound to every interface (the default),
  * whose own URL (`http://0.0.0.0:3000/`) is not one a browser can open everywhere.
  */
-export function openableAddress(config: Config, served: string): string {
+function openableAddress(config: Config, served: string): string {
   const port = /:(\d+)\/?$/.exec(served)?.[1] ?? String(config.port)
   const host = ['0.0.0.0', '::'].includes(config.host) ? 'localhost' : isIP(config.host) === 6 ? `[${config.host}]` : config.host
   return `http://${host}:${port}`
