@@ -51,7 +51,7 @@ export interface PolicyRow {
   svc_insurance_id: string
   plan_id: string
   product: string
-  status: 'issued' | 'endorsed'
+  status: PolicyRecord['status']
   trip: string
   travellers: string
   partner_reference: string | null
@@ -61,6 +61,9 @@ export interface PolicyRow {
   updated_at: number
   source: Source
   upstream_ref: string | null
+  document_ready_at: number
+  cancelled_at: number | null
+  refund_minor: number | null
 }
 
 export interface EndorsementRow {
@@ -88,6 +91,8 @@ export function policyFromRow(row: PolicyRow): PolicyRecord {
     updatedAt: row.updated_at,
     source: row.source,
     upstreamRef: row.upstream_ref,
+    documentReadyAt: row.document_ready_at,
+    cancellation: row.cancelled_at === null ? null : { at: row.cancelled_at, refundMinor: row.refund_minor! },
   }
 }
 

@@ -34,7 +34,7 @@ export interface PolicyRecord {
   svcInsuranceId: string
   planId: string
   product: string
-  status: 'issued' | 'endorsed'
+  status: 'issued' | 'endorsed' | 'cancelled'
   trip: Trip
   travellers: { traveller_ref: string; age: number }[]
   partnerReference: string | null
@@ -45,6 +45,16 @@ export interface PolicyRecord {
   source: Source
   /** The insurer's policy number for a UAT policy: stored, never shown. */
   upstreamRef: string | null
+  /** When the certificate can be downloaded: the issue time, or later for a forced `document_pending`. */
+  documentReadyAt: number
+  /** Set once the policy is cancelled. */
+  cancellation: Cancellation | null
+}
+
+export interface Cancellation {
+  at: number
+  /** The refund given, as the rules of policies/refund.ts (or the insurer) priced it at `at`. */
+  refundMinor: number
 }
 
 export interface EndorsementRecord {
@@ -81,6 +91,8 @@ export interface PolicyStore {
   /** Saves the policy's new state and appends the endorsement; answers its sequence number. */
   endorse(policy: PolicyRecord, endorsement: EndorsementRecord): Promise<number>
   endorsements(policyId: number): Promise<EndorsementRecord[]>
+  /** Saves the policy's cancellation (its status, `cancellation` and `updatedAt`). */
+  cancel(policy: PolicyRecord): Promise<void>
 }
 
 export interface IdempotencyStore {

@@ -188,6 +188,14 @@ export const MIGRATIONS: string[] = [
   END
   $$;
   `,
+  // 2: cancellation with its refund (the rule that gave it follows from the trip and the day), and when the certificate is ready (later than issue only for a
+  // forced \`document_pending\`; 0, long past, for every policy issued before).
+  `
+  ALTER TABLE policies ADD COLUMN document_ready_at bigint NOT NULL DEFAULT 0;
+  UPDATE policies SET document_ready_at = created_at;
+  ALTER TABLE policies ADD COLUMN cancelled_at bigint;
+  ALTER TABLE policies ADD COLUMN refund_minor bigint;
+  `,
 ]
 
 /** Brings the database up to the newest schema; safe when several instances start at once. */

@@ -46,10 +46,11 @@ export function postgresStores(sql: Sql<any> | Connection, locking: boolean): St
       async insert(policy) {
         const [inserted] = await sql<{ id: number }[]>`
           INSERT INTO policies (session_id, ref, svc_insurance_id, plan_id, product, status, trip, travellers,
-            partner_reference, currency, premium_minor, created_at, updated_at, source, upstream_ref)
+            partner_reference, currency, premium_minor, created_at, updated_at, source, upstream_ref, document_ready_at)
           VALUES (${policy.sessionId}, ${policy.ref}, ${policy.svcInsuranceId}, ${policy.planId}, ${policy.product},
             ${policy.status}, ${JSON.stringify(policy.trip)}, ${JSON.stringify(policy.travellers)}, ${policy.partnerReference},
-            ${policy.currency}, ${policy.premiumMinor}, ${policy.createdAt}, ${policy.updatedAt}, ${policy.source}, ${policy.upstreamRef})
+            ${policy.currency}, ${policy.premiumMinor}, ${policy.createdAt}, ${policy.updatedAt}, ${policy.source}, ${policy.upstreamRef},
+            ${policy.documentReadyAt})
           RETURNING id`
         return { ...policy, id: inserted!.id }
       },
@@ -74,6 +75,12 @@ export function postgresStores(sql: Sql<any> | Connection, locking: boolean): St
         const rows = await sql<EndorsementRow[]>`
           SELECT scenario, changes, premium_change_minor, created_at FROM endorsements WHERE policy_id = ${policyId} ORDER BY sequence`
         return rows.map(endorsementFromRow)
+      },
+      async cancel(policy) {
+        const { at, refundMinor } = policy.cancellation!
+        await sql`
+          UPDATE policies SET status = ${policy.status}, cancelled_at = ${at}, refund_minor = ${refundMinor}, updated_at = ${policy.updatedAt}
+          WHERE id = ${policy.id}`
       },
     },
 

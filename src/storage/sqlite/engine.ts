@@ -53,6 +53,7 @@ function asyncStores(db: SqliteDriver, run: <T>(work: () => T) => Promise<T>): S
       find: (sessionId, ref) => run(() => policies.find(sessionId, ref)),
       endorse: (policy, endorsement) => run(() => policies.endorse(policy, endorsement)),
       endorsements: (policyId) => run(() => policies.endorsements(policyId)),
+      cancel: (policy) => run(() => policies.cancel(policy)),
     },
     idempotency: {
       find: (sessionId, keyHash) => run(() => idempotency.find(sessionId, keyHash)),

@@ -6,12 +6,15 @@ import type { SqliteDriver } from './driver'
 export function policyStore(db: SqliteDriver) {
   const insert = db.prepare<{ id: number }>(
     `INSERT INTO policies (session_id, ref, svc_insurance_id, plan_id, product, status, trip, travellers,
-       partner_reference, currency, premium_minor, created_at, updated_at, source, upstream_ref)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+       partner_reference, currency, premium_minor, created_at, updated_at, source, upstream_ref, document_ready_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
   )
   const byRef = db.prepare<PolicyRow>('SELECT * FROM policies WHERE session_id = ? AND ref = ?')
   const update = db.prepare(
     `UPDATE policies SET status = ?, trip = ?, partner_reference = ?, premium_minor = ?, updated_at = ? WHERE id = ?`,
+  )
+  const cancel = db.prepare(
+    `UPDATE policies SET status = ?, cancelled_at = ?, refund_minor = ?, updated_at = ? WHERE id = ?`,
   )
   const endorse = db.prepare<{ sequence: number }>(
     `INSERT INTO endorsements (policy_id, sequence, scenario, changes, premium_change_minor, created_at)
@@ -26,7 +29,7 @@ export function policyStore(db: SqliteDriver) {
     insert(policy: Omit<PolicyRecord, 'id'>): PolicyRecord {
       const { id } = insert.get(policy.sessionId, policy.ref, policy.svcInsuranceId, policy.planId, policy.product,
         policy.status, JSON.stringify(policy.trip), JSON.stringify(policy.travellers), policy.partnerReference,
-        policy.currency, policy.premiumMinor, policy.createdAt, policy.updatedAt, policy.source, policy.upstreamRef)!
+        policy.currency, policy.premiumMinor, policy.createdAt, policy.updatedAt, policy.source, policy.upstreamRef, policy.documentReadyAt)!
       return { ...policy, id }
     },
     find(sessionId: number, ref: string): PolicyRecord | undefined {
@@ -42,6 +45,10 @@ export function policyStore(db: SqliteDriver) {
     },
     endorsements(policyId: number): EndorsementRecord[] {
       return history.all(policyId).map(endorsementFromRow)
+    },
+    cancel(policy: PolicyRecord): void {
+      const { at, refundMinor } = policy.cancellation!
+      cancel.run(policy.status, at, refundMinor, policy.updatedAt, policy.id)
     },
   }
 }
