@@ -80,7 +80,7 @@ export async function seed(path: string, count: number, onProgress?: (done: numb
     const network = `n:10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`
     const minted = mintSession(now, config.sessionTtlSeconds)
     const { session } = (await storage.admit({ tokenHash: null, network, now, create: () => minted })) as { session: { id: number; ref: string } }
-    const caller = { session, sessionToken: minted.token, requestId: `req_seed${index}`, idempotencyKey: null }
+    const caller = { session, sessionToken: minted.token, requestId: `req_seed${index}`, idempotencyKey: null, outcome: null }
     const search = await searchPlans(services, caller, { trip, travellers, currency: 'EUR' })
     await storage.admit({ tokenHash: minted.tokenHash, network, now, create: null })
     await issuePolicy(services, caller, { plan_id: search.data.plans[0]!.plan_id, trip, travellers })

@@ -19,6 +19,10 @@ export const ERROR_STATUS = {
   plan_mismatch: 409,
   policy_not_found: 404,
   scenario_not_applicable: 422,
+  policy_cancelled: 409,
+  document_not_ready: 409,
+  insurer_declined: 422,
+  price_changed: 409,
   idempotency_key_reused: 422,
   idempotency_in_progress: 409,
   session_expired: 401,
@@ -40,6 +44,8 @@ export const FAILURE_MESSAGE = {
   session_expired: 'This session has ended. Call again without the cookie, or create a new session.',
   upstream_unavailable: 'The test insurer is not answering; try again shortly.',
   upstream_invalid: 'The test insurer answered something the sandbox cannot use.',
+  insurer_declined: 'The insurer declined to issue this policy; nothing was issued.',
+  policy_cancelled: 'This policy is cancelled: it can no longer be modified or cancelled.',
 } as const satisfies Partial<Record<ErrorCode, string>>
 
 /** One problem in a request: `field` is a JSON path (`trip.end_date`, `travellers[2].age`). */

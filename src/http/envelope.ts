@@ -19,6 +19,8 @@ export interface RequestState {
   /** The session's cookie token, kept in memory only: it keys the hash of an Idempotency-Key. */
   sessionToken: string | null
   rate: RateStatus | null
+  /** Milliseconds the answer waits before it is sent (`Sandbox-Delay-Ms`, http/delay.ts). */
+  delayMs: number
 }
 
 export type Meta = typeof MetaModel.static

@@ -3,6 +3,8 @@
  * failure would (status, envelope, `Retry-After`), so that partners can test the failures they
  * cannot cause on demand. It is checked once the call is admitted and counted, before the body is
  * read: the forced failure answers whatever the body, and nothing is read, stored or changed.
+ * Business outcomes (an insurer's decline, a price change at bind, a late certificate) are answered
+ * by the operation itself, where the real case arises: after every check of the body and references.
  */
 import type { Config } from '../config'
 import { fairUseMessage, type RateStatus } from '../domain/rate-window'
@@ -13,6 +15,10 @@ export const FORCED_OUTCOME_HEADER = 'sandbox-outcome'
 
 export const FORCED_OUTCOMES = ['upstream_unavailable', 'upstream_invalid', 'storage_unavailable', 'internal_error', 'session_expired', 'rate_limited'] as const
 export type ForcedOutcome = (typeof FORCED_OUTCOMES)[number]
+
+/** Outcomes of issue that the operation answers itself (policies/service.ts). */
+export const BUSINESS_OUTCOMES = ['insurer_declined', 'price_changed', 'document_pending'] as const
+export type BusinessOutcome = (typeof BUSINESS_OUTCOMES)[number]
 
 /** Failures every endpoint can meet: the allowance, the database, our own bugs. */
 const ANYWHERE = ['rate_limited', 'storage_unavailable', 'internal_error'] as const satisfies ForcedOutcome[]
@@ -26,15 +32,17 @@ const ANYWHERE = ['rate_limited', 'storage_unavailable', 'internal_error'] as co
 export const FORCED_OUTCOMES_AT = {
   [PATHS.session]: ANYWHERE,
   [PATHS.search]: [...ANYWHERE, 'session_expired', 'upstream_invalid'],
-  [PATHS.issue]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
+  [PATHS.issue]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid', ...BUSINESS_OUTCOMES],
   [PATHS.modify]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
+  [PATHS.cancel]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
   [PATHS.read]: [...ANYWHERE, 'session_expired'],
   [PATHS.certificate]: [...ANYWHERE, 'session_expired'],
-} as const satisfies Record<string, readonly ForcedOutcome[]>
+} as const satisfies Record<string, readonly (ForcedOutcome | BusinessOutcome)[]>
 
 export type Route = keyof typeof FORCED_OUTCOMES_AT
 
-const FORCED = ' (forced by the Sandbox-Outcome header)'
+/** Ends the message of every forced outcome. */
+export const FORCED = ' (forced by the Sandbox-Outcome header)'
 
 /** The failure as the sandbox answers it for real; `Retry-After` figures as the real one would give them. */
 function failureOf(outcome: ForcedOutcome, rate: RateStatus, now: number, config: Config): ApiError {
@@ -63,12 +71,16 @@ function failureOf(outcome: ForcedOutcome, rate: RateStatus, now: number, config
  */
 export function forcedFailure(header: string | null, route: string, rate: RateStatus, now: number, config: Config): ApiError | undefined {
   if (header === null) return undefined
-  const allowed: readonly ForcedOutcome[] = FORCED_OUTCOMES_AT[route as Route] ?? []
+  const allowed: readonly (ForcedOutcome | BusinessOutcome)[] = FORCED_OUTCOMES_AT[route as Route] ?? []
   const outcome = allowed.find((code) => code === header)
   if (!outcome) {
     return new ApiError('validation_failed', 'The request has invalid fields; see details.', [
       { field: 'Sandbox-Outcome', issue: `must be one of: ${allowed.join(', ')}` },
     ])
   }
-  return failureOf(outcome, rate, now, config)
+  return isBusinessOutcome(outcome) ? undefined : failureOf(outcome, rate, now, config)
+}
+
+export function isBusinessOutcome(header: string | null): header is BusinessOutcome {
+  return (BUSINESS_OUTCOMES as readonly (string | null)[]).includes(header)
 }

@@ -20,6 +20,13 @@ export const HEADER_DOCS = {
       + 'changes nothing. Another value is `validation_failed`.',
     schema: {},
   },
+  'sandbox-delay-ms': {
+    name: 'Sandbox-Delay-Ms',
+    description: 'Testing aid for client time-outs: the answer waits this many milliseconds (0 to 10000) before it is sent. '
+      + 'The call is done first: a client that gives up has still had it applied (retry with the same `Idempotency-Key`). '
+      + 'Checked with `Sandbox-Outcome`, after the rate limit; another value is `validation_failed`.',
+    schema: { pattern: '^[0-9]{1,5}$' },
+  },
   'idempotency-key': {
     name: 'Idempotency-Key',
     description: 'IETF idempotency-key draft: a repeat in this session with the same body answers the first result again '
@@ -31,12 +38,12 @@ export const HEADER_DOCS = {
 const outcomeHeader = <Path extends Route>(route: Path) =>
   t.Optional(literals<(typeof FORCED_OUTCOMES_AT)[Path][number]>(FORCED_OUTCOMES_AT[route]))
 
-const idempotencyHeader = t.Optional(t.String())
+const textHeader = t.Optional(t.String())
 
-/** Headers of a route that only reads `Sandbox-Outcome`; any other header passes. */
+/** Headers of a route that reads only the testing aids (`Sandbox-Outcome`, `Sandbox-Delay-Ms`); any other header passes. */
 export const outcomeHeaders = <Path extends Route>(route: Path) =>
-  t.Object({ 'sandbox-outcome': outcomeHeader(route) }, { additionalProperties: true })
+  t.Object({ 'sandbox-outcome': outcomeHeader(route), 'sandbox-delay-ms': textHeader }, { additionalProperties: true })
 
 /** Headers of a route that also takes an `Idempotency-Key`. */
 export const idempotentHeaders = <Path extends Route>(route: Path) =>
-  t.Object({ 'sandbox-outcome': outcomeHeader(route), 'idempotency-key': idempotencyHeader }, { additionalProperties: true })
+  t.Object({ 'sandbox-outcome': outcomeHeader(route), 'sandbox-delay-ms': textHeader, 'idempotency-key': textHeader }, { additionalProperties: true })

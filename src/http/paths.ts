@@ -5,6 +5,7 @@ export const PATHS = {
   search: '/api/sandbox/plans/search',
   issue: '/api/sandbox/policy/new',
   modify: '/api/sandbox/policy/:policy_ref/modify',
+  cancel: '/api/sandbox/policy/:policy_ref/cancel',
   read: '/api/sandbox/policy/:policy_ref/read',
   certificate: '/api/sandbox/policy/:policy_ref/documents/policy_certificate',
 } as const
@@ -18,7 +19,7 @@ export const INDEX_PATHS = ['/', '/api/sandbox'] as const
 /** The form of a `policy_ref`, the only reference a path carries. */
 export const POLICY_REF = /^pol_sbx_[0-9a-f]{20}$/
 
-const KNOWN = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|read|documents\/policy_certificate)$/]
+const KNOWN = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)$/]
 const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 
 /** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */

@@ -14,6 +14,7 @@ import { networkKey } from './client-address'
 import { failure, rateLimitHeaders, type RequestState } from './envelope'
 import { toApiError } from './error-mapping'
 import { UnreadableBody, readJsonBody } from './request-body'
+import { delayAnswer } from './delay'
 import { allowedMethod, loggedMethod, loggedPath, pathOf } from './paths'
 
 /** Header budget: more than any client needs, less than any runtime lets through. */
@@ -63,7 +64,7 @@ export function createPipeline(services: Pick<Services, 'config' | 'clock' | 'st
   return new Elysia({ name: 'sandbox-pipeline' })
     .onRequest(({ request, set }) => {
       const requestId = `req_${randomBytes(12).toString('hex')}`
-      states.set(request, { requestId, startedAt: performance.now(), admittedAt: clock(), mode: services.insurer ? 'uat_gateway' : 'simulation', session: null, sessionToken: null, rate: null })
+      states.set(request, { requestId, startedAt: performance.now(), admittedAt: clock(), mode: services.insurer ? 'uat_gateway' : 'simulation', session: null, sessionToken: null, rate: null, delayMs: 0 })
       Object.assign(set.headers, { 'x-request-id': requestId, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
       refuseHeaderFloods(request.headers)
     })
@@ -86,7 +87,12 @@ export function createPipeline(services: Pick<Services, 'config' | 'clock' | 'st
         set.headers.connection = 'close'
       }
       set.status = apiError.status
+      await delayAnswer(state.delayMs, request.signal)
       return failure(state, rate, apiError)
+    })
+    .onAfterHandle({ as: 'global' }, async ({ request }) => {
+      const state = states.get(request)
+      if (state) await delayAnswer(state.delayMs, request.signal)
     })
     .onAfterResponse({ as: 'global' }, ({ request, set }) => {
       const state = states.get(request)

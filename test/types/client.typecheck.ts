@@ -14,7 +14,7 @@ export async function accepted() {
   const issued = await sandbox.api.sandbox.policy.new.post({ plan_id: planId!, trip, travellers: [{ age: 34 }], partner_reference: 'BK-1' })
   const ref: string | undefined = issued.data?.data.policy_ref
   const modified = await sandbox.api.sandbox.policy({ policy_ref: ref! }).modify.post({ scenario: 'extend_end_date', new_end_date: '2027-01-02' })
-  const sequence: number | undefined = modified.data?.data.endorsement.sequence
+  const sequence: number | undefined = modified.data?.data.endorsement?.sequence
   // At 404 modify can only say policy_not_found.
   const code: 'policy_not_found' | undefined = modified.error?.status === 404 ? modified.error.value.error.code : undefined
   // @ts-expect-error a 404 answer carries no data

@@ -9,8 +9,8 @@
  * It sells the catalogue's products under its own codes and prices them with the same formula,
  * so the sandbox answers the same plans in both modes. It can be told to misbehave:
  *
- *   POST /__control {"fault":"slow"|"error"|"reset"|"malformed"|"leak"|"none","delay_ms":3000,"count":2}
- *   GET  /__stats   calls seen, policies bound, endorsements made, calls still being answered
+ *   POST /__control {"fault":"slow"|"error"|"reset"|"malformed"|"leak"|"decline"|"none","delay_ms":3000,"count":2}
+ *   GET  /__stats   calls seen, policies bound, endorsements made, cancellations, calls still being answered
  *   GET  /__labels  every insurer string that must never reach a sandbox client
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -18,9 +18,11 @@ import { createHash } from 'node:crypto'
 import mapping from '../../data/insurer-products.json'
 import { loadCatalogue } from '../../src/modules/plans/catalogue'
 import { premiumInPaise, priceCatalogue, toMinorUnits } from '../../src/modules/plans/pricing'
+import { refundOf } from '../../src/modules/policies/refund'
+import { todayDayNumber } from '../../src/domain/dates'
 
 type Trip = { origin_country: string; destination_country: string; start_date: string; end_date: string }
-type Fault = 'none' | 'slow' | 'error' | 'reset' | 'malformed' | 'leak'
+type Fault = 'none' | 'slow' | 'error' | 'reset' | 'malformed' | 'leak' | 'decline'
 
 const catalogue = loadCatalogue()
 const CODE_OF = Object.fromEntries(Object.entries(mapping.products).map(([code, product]) => [product, code])) as Record<string, string>
@@ -36,9 +38,9 @@ const TIER_OF: Record<string, string> = { essential: 'ACM-T1-BRONZE', standard: 
 const BENEFIT_CODES = ['ACM-MEDX-01', 'ACM-EVAC-02', 'ACM-CANX-03', 'ACM-BAGG-04']
 
 const quotes = new Map<string, { trip: Trip; ages: number[]; product: string; currency: string }>()
-const policies = new Map<string, { trip: Trip; ages: number[]; product: string; currency: string; premium: number }>()
+const policies = new Map<string, { trip: Trip; ages: number[]; product: string; currency: string; premium: number; cancelled: boolean }>()
 const answered = new Map<string, { status: number; body: unknown }>()
-const stats = { calls: 0, bound: 0, endorsements: 0, pending: 0 }
+const stats = { calls: 0, bound: 0, endorsements: 0, cancellations: 0, pending: 0 }
 let fault: { kind: Fault; delayMs: number; left: number } = { kind: 'none', delayMs: 0, left: Infinity }
 let policyCounter = 0
 
@@ -91,7 +93,7 @@ function bind(body: any) {
   if (!found) return faultAnswer(404, 'QUOTE_NOT_FOUND', 'Acme quote reference unknown or expired')
   const policyNumber = `ACME-UAT-${String(++policyCounter).padStart(6, '0')}`
   const premium = priceCatalogue(catalogue, found.trip, found.ages, found.currency).find((plan) => plan.product === found.product)!.premiumMinor
-  policies.set(policyNumber, { ...found, premium })
+  policies.set(policyNumber, { ...found, premium, cancelled: false })
   stats.bound++
   return { status: 201, body: { policy_number: policyNumber, status: 'BOUND', currency: found.currency, premium_minor: premium } }
 }
@@ -106,20 +108,37 @@ function endorse(policyNumber: string, body: any) {
   const definition = catalogue.plans.find((plan) => plan.product === policy.product)!
   const paise = premiumInPaise(catalogue, definition, trip, policy.ages)
   if (paise === null) return faultAnswer(422, 'NOT_COVERED', 'Acme product does not cover this journey')
+  if (policy.cancelled) return faultAnswer(409, 'POLICY_CANCELLED', 'Acme policy is cancelled')
+  const premium = toMinorUnits(catalogue, paise, policy.currency)
+  if (body.dry_run) return { status: 200, body: { premium_minor: premium } }
   policy.trip = trip
-  policy.premium = toMinorUnits(catalogue, paise, policy.currency)
+  policy.premium = premium
   stats.endorsements++
   return { status: 201, body: { endorsement_no: `ACME-END-${stats.endorsements}`, premium_minor: policy.premium } }
+}
+
+/** Refunds as the sandbox's rules do, so both modes answer the same figures. */
+function cancel(policyNumber: string, body: any) {
+  const policy = policies.get(policyNumber)
+  if (!policy) return faultAnswer(404, 'POLICY_NOT_FOUND', 'Acme policy number unknown')
+  if (policy.cancelled) return faultAnswer(409, 'POLICY_CANCELLED', 'Acme policy is cancelled')
+  const refund = refundOf(policy.trip, policy.premium, todayDayNumber(Date.now())).refundMinor
+  if (body.dry_run) return { status: 200, body: { refund_minor: refund } }
+  policy.cancelled = true
+  stats.cancellations++
+  return { status: 201, body: { cancellation_no: `ACME-CAN-${stats.cancellations}`, refund_minor: refund } }
 }
 
 /** Answers a protocol call, remembering answers per Idempotency-Key so a retry binds nothing twice. */
 function protocol(path: string, key: string | undefined, body: any) {
   const endorsement = /^\/v1\/policies\/([^/]+)\/endorsements$/.exec(path)
+  const cancellation = /^\/v1\/policies\/([^/]+)\/cancellations$/.exec(path)
   const known = key && path !== '/v1/quotes' ? answered.get(`${path}|${key}`) : undefined
   if (known) return known
   const answer = path === '/v1/quotes' ? quote(body)
     : path === '/v1/policies' ? bind(body)
     : endorsement ? endorse(decodeURIComponent(endorsement[1]!), body)
+    : cancellation ? cancel(decodeURIComponent(cancellation[1]!), body)
     : faultAnswer(404, 'NO_SUCH_OPERATION', 'Acme UAT has no such operation')
   if (key && answer.status < 500) answered.set(`${path}|${key}`, answer)
   return answer
@@ -149,7 +168,7 @@ const server = createServer(async (req, res) => {
   }
   if (path === '/__stats') return send(res, 200, stats)
   if (path === '/__labels') {
-    return send(res, 200, [...Object.keys(LABEL_OF), ...Object.values(LABEL_OF), ...Object.values(TIER_OF), ...BENEFIT_CODES, 'ACMQ-', 'ACME-UAT-', 'ACME-END-', 'Acme'])
+    return send(res, 200, [...Object.keys(LABEL_OF), ...Object.values(LABEL_OF), ...Object.values(TIER_OF), ...BENEFIT_CODES, 'ACMQ-', 'ACME-UAT-', 'ACME-END-', 'ACME-CAN-', 'Acme'])
   }
   stats.calls++
   stats.pending++
@@ -166,6 +185,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, text: string) {
   if (active === 'reset') return req.socket.destroy()
   if (active === 'error') return send(res, 503, { fault: { code: 'ACME_MAINTENANCE', message: 'Acme UAT is down for maintenance' } })
   if (active === 'malformed') return send(res, 200, '{"quotes": [{"quote_ref": "ACMQ-')
+  if (active === 'decline') return send(res, 422, { fault: { code: 'DECLINED', message: 'Acme underwriting declined this risk' } })
   if (active === 'slow') await new Promise((resolve) => setTimeout(resolve, fault.delayMs))
   let body: unknown
   try {

@@ -84,6 +84,7 @@ describe('a session that ends while the insurer answers', () => {
         return { upstreamRef: 'ACME-UAT-1', premiumMinor: 100 }
       },
       endorse: async () => ({ premiumMinor: 100 }),
+      cancel: async () => ({ refundMinor: 100 }),
     }
     const config = loadConfig({})
     const { storage, db } = embeddedStorage(config)

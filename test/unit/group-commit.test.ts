@@ -86,7 +86,7 @@ describe('group commit', () => {
       sessionId: opened.id, ref, svcInsuranceId: `svc_${ref}`, planId: 'p', product: 'x', status: 'issued' as const,
       trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' },
       travellers: [{ traveller_ref: 't1', age: 30 }], partnerReference: null, currency: 'INR', premiumMinor: 100,
-      createdAt: T0, updatedAt: T0, source: 'simulation' as const, upstreamRef: null,
+      createdAt: T0, updatedAt: T0, source: 'simulation' as const, upstreamRef: null, documentReadyAt: T0, cancellation: null,
     })
     const results = await Promise.allSettled([
       store.transaction(async ({ policies }) => policies.insert(policy('pol_a'))),

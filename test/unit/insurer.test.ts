@@ -135,7 +135,7 @@ describe('insurer adapter (generic UAT protocol)', () => {
 
   test("the insurer's refusals map to contract errors; unknown refusals are upstream_invalid and not retried", async () => {
     const notCovered = fakeInsurer([json(422, { fault: { code: 'NOT_COVERED', message: 'Acme says no' } })])
-    const error = await failure(notCovered.insurer.endorse({ upstreamRef: 'ACME-UAT-1', scenario: 'correct_destination', value: 'US' }, { requestId: 'r', idempotencyKey: 'k' }))
+    const error = await failure(notCovered.insurer.endorse({ upstreamRef: 'ACME-UAT-1', scenario: 'correct_destination', value: 'US', dryRun: false }, { requestId: 'r', idempotencyKey: 'k' }))
     expect(error.code).toBe('scenario_not_applicable')
     expect(error.message).not.toContain('Acme')
     expect(notCovered.calls[0]!.body).toEqual({ change: 'DESTINATION', value: 'US' })

@@ -188,7 +188,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const policy = await a.policies.insert({
         sessionId, ref: 'pol_sbx_00000000000000000001', svcInsuranceId: 'svc_sbx_1', planId: 'plan_x', product: 'intl_standard', status: 'issued',
         trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR', premiumMinor: 100,
-        createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null,
+        createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null, documentReadyAt: T0, cancellation: null,
       })
       const sequences = await Promise.all(Array.from({ length: 16 }, (_, index) => (index % 2 ? a : b).transaction(async (stores) => {
         const current = (await stores.policies.find(sessionId, policy.ref))!

@@ -253,7 +253,7 @@ describe('sweep', () => {
     const policy = policies.insert({
       sessionId: session.id, ref: `pol_${ref}`, svcInsuranceId: `svc_${ref}`, planId: `plan_${ref}`, product: 'intl_standard',
       status: 'issued', trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR',
-      premiumMinor: 100, createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null,
+      premiumMinor: 100, createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null, documentReadyAt: T0, cancellation: null,
     })
     policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 })
     idempotencyStore(db).save(session.id, 'key', 'print', { ok: true }, T0)

@@ -72,13 +72,14 @@ function withJsonParser(app: AnyElysia): AnyElysia {
 }
 
 /** The flow's calls in the order a partner makes them; the position is the call's number. */
-const FLOW = [PATHS.session, PATHS.search, PATHS.issue, PATHS.modify, PATHS.read, PATHS.certificate] as const
+const FLOW = [PATHS.session, PATHS.search, PATHS.issue, PATHS.modify, PATHS.read, PATHS.certificate, PATHS.cancel] as const
 
 /** Adds the examples: the request of each call of the flow, and an envelope for each of its answers. */
 function addExamples(operation: Operation, path: (typeof FLOW)[number], flow: ExampleFlow, config: Config, mode: Mode) {
   const call = FLOW.indexOf(path)
   const body = operation.requestBody!.content['application/json']!
   if (path === PATHS.modify) body.examples = flow.scenarios
+  else if (path === PATHS.cancel) body.examples = flow.cancellations
   else body.example = flow.requests[path]
   for (const [status, answer] of Object.entries(operation.responses)) {
     const json = answer.content?.['application/json']
@@ -104,7 +105,7 @@ function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleF
       if (parameter.in !== 'header' || !docs) continue
       Object.assign(parameter, { name: docs.name, description: docs.description, schema: { ...parameter.schema, ...docs.schema } })
     }
-    if (path === PATHS.session || path === PATHS.read || path === PATHS.certificate) operation.requestBody!.required = false
+    if (path === PATHS.session || path === PATHS.read || path === PATHS.certificate || path === PATHS.cancel) operation.requestBody!.required = false
     addExamples(operation, path, flow, config, mode)
   }
   paths[PATHS.certificate.replace(/:(\w+)/g, '{$1}')]!.post!.responses['200'] = PDF_ANSWER

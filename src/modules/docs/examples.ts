@@ -1,6 +1,6 @@
 /**
  * @module Examples for the OpenAPI document: one flow a partner can run exactly as shown (session,
- * search, issue, modify, read-back, certificate) on dates relative to today, priced by the real
+ * search, issue, modify, read-back, certificate, a cancellation's preview) on dates relative to today, priced by the real
  * catalogue, so the issue example names a `plan_id` the search example really returns; and an
  * example of every answer, built by the functions that build the real ones.
  */
@@ -14,7 +14,7 @@ import type { Services } from '../../services'
 import type { PolicyRecord } from '../../storage/storage'
 import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans/pricing'
 import { policyView } from '../policies/read'
-import { issuedPayload } from '../policies/service'
+import { issuedPayload, refundView } from '../policies/service'
 import { sessionPayload } from '../session/service'
 
 const MINUTE_MS = 60_000
@@ -40,6 +40,13 @@ const ERROR_EXAMPLES: Record<ErrorCode, { message: string; details?: ErrorDetail
     details: [{ field: 'travellers', issue: 'ages differ from the search that returned this plan' }],
   },
   policy_not_found: { message: 'No policy with this policy_ref exists in this session.' },
+  policy_cancelled: { message: FAILURE_MESSAGE.policy_cancelled },
+  document_not_ready: { message: 'The certificate is not ready yet; it will be at 2026-11-25T09:02:05.000Z.' },
+  insurer_declined: { message: FAILURE_MESSAGE.insurer_declined },
+  price_changed: {
+    message: 'The premium at bind is 131.25 EUR, not the one expected; nothing was issued. Issue again with "expected_premium": 131.25 to accept it.',
+    details: [{ field: 'expected_premium', issue: 'must be 131.25, the premium at bind, to accept it' }],
+  },
   scenario_not_applicable: { message: 'An extension needs a date after the current end date.', details: [{ field: 'new_end_date', issue: 'must be after the current end date' }] },
   idempotency_key_reused: { message: 'This Idempotency-Key was already used with a different request.' },
   idempotency_in_progress: { message: 'A request with this Idempotency-Key is still being processed.' },
@@ -77,6 +84,12 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.modify]: modify,
     [PATHS.read]: {},
     [PATHS.certificate]: {},
+    [PATHS.cancel]: { preview: true },
+  }
+  // The cancel body's named examples; the first, a preview, is the flow's (it leaves the policy as it is).
+  const cancellations = {
+    preview: { summary: 'The refund if cancelled now; nothing changes', value: { preview: true } },
+    cancel: { summary: 'Cancel the policy', value: {} },
   }
   // Each correction scenario, as the modify body's named examples; the first is the flow's.
   const scenarios = {
@@ -93,6 +106,7 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     product: chosen.product, status: 'issued', trip, partnerReference: issue.partner_reference, currency,
     travellers: travellers.map(({ age }, index) => ({ traveller_ref: ref('trv_sbx_', `${index}c5f`), age })),
     premiumMinor: chosen.premiumMinor, createdAt: at(2), updatedAt: at(2), source: 'simulation', upstreamRef: null,
+    documentReadyAt: at(2), cancellation: null,
   }
   const extended = { ...trip, end_date: modify.new_end_date }
   const definition = catalogue.plans.find((plan) => plan.product === chosen.product)!
@@ -108,7 +122,7 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
   const data = {
     [PATHS.session]: sessionPayload(session, config, lifetime),
     [PATHS.search]: { trip, travellers: travellers.length, currency, plans: priced.map(({ plan }) => plan) },
-    [PATHS.issue]: issuedPayload(services, issued),
+    [PATHS.issue]: issuedPayload(services, issued, at(2)),
     [PATHS.modify]: {
       policy_ref: issued.ref,
       status: 'endorsed',
@@ -118,9 +132,15 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
       currency,
       endorsement: { sequence: 1, scenario: endorsement.scenario, created_at: isoTimestamp(endorsement.createdAt) },
     },
-    [PATHS.read]: policyView(services, endorsed, [endorsement]),
+    [PATHS.read]: policyView(services, endorsed, [endorsement], at(4)),
+    [PATHS.cancel]: {
+      preview: true,
+      policy_ref: issued.ref,
+      status: endorsed.status,
+      refund: refundView(services, endorsed, { at: at(6), refundMinor: endorsed.premiumMinor }),
+    },
   }
-  return { requests, scenarios, data, session, startedAt: at(0), policyRef: issued.ref, requestIdSeed: '5f0c9a3e1b7d4c2a8e6f0b' }
+  return { requests, scenarios, cancellations, data, session, startedAt: at(0), policyRef: issued.ref, requestIdSeed: '5f0c9a3e1b7d4c2a8e6f0b' }
 }
 
 export type ExampleFlow = ReturnType<typeof exampleFlow>

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Value } from '@sinclair/typebox/value'
-import { ApiError } from '../../errors'
+import { ApiError, FAILURE_MESSAGE } from '../../errors'
 import type { UatConfig } from '../../config'
 import type { Trip } from '../../domain/trip'
 import mapping from '../../../data/insurer-products.json'
@@ -16,7 +16,7 @@ import type { Scenario } from '../policies/model'
 import { FIELD_OF } from '../policies/scenarios'
 import type { BreakerState } from './breaker'
 import { InsurerFault, insurerClient, type ClientDeps, type InsurerCall } from './client'
-import { CHANGE_OF, EndorsementAnswer, PolicyAnswer, QuotesAnswer, journey } from './protocol'
+import { CHANGE_OF, CancellationAnswer, EndorsementAnswer, PolicyAnswer, QuotesAnswer, journey } from './protocol'
 
 export interface InsurerQuote extends PricedPlan {
   /** The insurer's quote reference: stored, never shown. */
@@ -26,7 +26,10 @@ export interface InsurerQuote extends PricedPlan {
 export interface InsurerAdapter {
   search(request: { trip: Trip; ages: number[]; currency: string }, requestId: string): Promise<InsurerQuote[]>
   issue(request: { quoteRef: string; trip: Trip; ages: number[]; currency: string }, call: InsurerCall): Promise<{ upstreamRef: string; premiumMinor: number }>
-  endorse(request: { upstreamRef: string; scenario: Scenario; value: string }, call: InsurerCall): Promise<{ premiumMinor: number }>
+  /** `dryRun`: priced by the insurer, not applied. */
+  endorse(request: { upstreamRef: string; scenario: Scenario; value: string; dryRun: boolean }, call: InsurerCall): Promise<{ premiumMinor: number }>
+  /** `dryRun`: the refund the insurer would give now, nothing cancelled. */
+  cancel(request: { upstreamRef: string; dryRun: boolean }, call: InsurerCall): Promise<{ refundMinor: number }>
   breakerState(): BreakerState
 }
 
@@ -41,6 +44,8 @@ const FAULTS: Record<string, (field: string) => ApiError> = {
   NOT_COVERED: (field) => new ApiError('scenario_not_applicable', 'The plan does not cover the corrected trip.', [{ field, issue: 'is outside the cover of this plan' }]),
   QUOTE_NOT_FOUND: (field) => new ApiError('plan_not_found', 'The insurer no longer knows this plan; search again.', [{ field, issue: 'is no longer known to the insurer' }]),
   POLICY_NOT_FOUND: () => new ApiError('policy_not_found', 'No policy with this policy_ref exists in this session.'),
+  DECLINED: () => new ApiError('insurer_declined', FAILURE_MESSAGE.insurer_declined),
+  POLICY_CANCELLED: () => new ApiError('policy_cancelled', FAILURE_MESSAGE.policy_cancelled),
 }
 
 export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: ClientDeps): InsurerAdapter {
@@ -107,8 +112,15 @@ export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: Clien
 
     async endorse(request, meta) {
       const path = `/v1/policies/${encodeURIComponent(request.upstreamRef)}/endorsements`
-      const answer = await call<typeof EndorsementAnswer.static>(path, { change: CHANGE_OF[request.scenario], value: request.value }, EndorsementAnswer, meta, FIELD_OF[request.scenario])
+      const body = { change: CHANGE_OF[request.scenario], value: request.value, dry_run: request.dryRun }
+      const answer = await call<typeof EndorsementAnswer.static>(path, body, EndorsementAnswer, meta, FIELD_OF[request.scenario])
       return { premiumMinor: answer.premium_minor }
+    },
+
+    async cancel(request, meta) {
+      const path = `/v1/policies/${encodeURIComponent(request.upstreamRef)}/cancellations`
+      const answer = await call<typeof CancellationAnswer.static>(path, { dry_run: request.dryRun }, CancellationAnswer, meta, 'policy_ref')
+      return { refundMinor: answer.refund_minor }
     },
   }
 }

@@ -31,9 +31,16 @@ export const PolicyAnswer = t.Object({
   premium_minor: Minor,
 })
 
+/** An endorsement; with `dry_run`, its price only (nothing applied, no endorsement number). */
 export const EndorsementAnswer = t.Object({
-  endorsement_no: Code,
+  endorsement_no: t.Optional(Code),
   premium_minor: Minor,
+})
+
+/** A cancellation; with `dry_run`, its refund only (nothing cancelled, no cancellation number). */
+export const CancellationAnswer = t.Object({
+  cancellation_no: t.Optional(Code),
+  refund_minor: Minor,
 })
 
 /** The trip and travellers as the insurer wants them. */

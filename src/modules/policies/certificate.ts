@@ -1,6 +1,6 @@
 /**
  * @module The `policy_certificate` document: a specimen PDF (pdf-lib) drawn from the read-back view,
- * marked SPECIMEN — SANDBOX — NOT INSURANCE on every page. The same policy state gives the same
+ * marked SPECIMEN — SANDBOX — NOT INSURANCE on every page (and CANCELLED once cancelled). The same policy state gives the same
  * bytes: dates, producer and document id come from the policy, never from the clock.
  */
 import { createHash } from 'node:crypto'
@@ -8,8 +8,11 @@ import { PDFDocument, PDFHexString, StandardFonts, degrees, rgb, type PDFFont, t
 import type { Services } from '../../services'
 import { coverDays } from '../plans/pricing'
 import type { PolicyView } from './read'
+import type { RefundRule } from './refund'
 
 export const SPECIMEN_MARK = 'SPECIMEN — SANDBOX — NOT INSURANCE'
+/** Stamped on every page of a cancelled policy's certificate. */
+export const CANCELLED_MARK = 'CANCELLED'
 const PRODUCER = 'travel-protection-sandbox'
 
 /** A4 in points, and the room the banner and footer leave for text. */
@@ -41,7 +44,7 @@ class Layout {
   readonly pages: PDFPage[] = []
   private y = 0
 
-  constructor(private readonly doc: PDFDocument, readonly regular: PDFFont, readonly bold: PDFFont) {
+  constructor(private readonly doc: PDFDocument, readonly regular: PDFFont, readonly bold: PDFFont, private readonly cancelled: boolean) {
     this.newPage()
   }
 
@@ -52,6 +55,11 @@ class Layout {
     const size = 16
     page.drawText(SPECIMEN_MARK, { x: (PAGE.width - this.bold.widthOfTextAtSize(SPECIMEN_MARK, size)) / 2, y: PAGE.height - 28, size, font: this.bold, color: rgb(1, 1, 1) })
     page.drawText('SPECIMEN', { x: 140, y: 250, size: 110, font: this.bold, color: MARK_RED, opacity: 0.07, rotate: degrees(45) })
+    if (this.cancelled) {
+      const width = this.bold.widthOfTextAtSize(CANCELLED_MARK, 14)
+      page.drawRectangle({ x: PAGE.width - PAGE.margin - width - 16, y: PAGE.height - 78, width: width + 16, height: 26, borderColor: MARK_RED, borderWidth: 2 })
+      page.drawText(CANCELLED_MARK, { x: PAGE.width - PAGE.margin - width - 8, y: PAGE.height - 70, size: 14, font: this.bold, color: MARK_RED })
+    }
     this.pages.push(page)
     this.y = PAGE.top
   }
@@ -115,6 +123,12 @@ function wrap(text: string, font: PDFFont, size: number, width: number): string[
   return lines
 }
 
+const REFUND_WORDS: Record<RefundRule, string> = {
+  full_before_start: 'whole premium, cancelled before the start date',
+  pro_rata_unused_days: 'unused whole days pro rata',
+  none_after_end: 'nothing, cancelled after the end date',
+}
+
 const money = (amount: number, input: CertificateInput, sign = '') => `${input.view.currency} ${sign}${amount.toFixed(input.minorUnit)}`
 const signed = (amount: number, input: CertificateInput) => money(Math.abs(amount), input, amount > 0 ? '+' : amount < 0 ? '-' : '')
 /** `2026-11-22T10:15:00.000Z` → `2026-11-22 10:15:00 UTC`. */
@@ -150,6 +164,13 @@ function body(layout: Layout, input: CertificateInput) {
   layout.heading('Indicative premium')
   layout.field('Premium', `${money(view.premium, input)} (indicative sandbox price: not a quote, never to be shown to travellers)`)
 
+  if (view.cancellation) {
+    const { refund } = view.cancellation
+    layout.heading('Cancellation')
+    layout.field('Cancelled', readable(view.cancellation.cancelled_at))
+    layout.field('Refund', `${money(refund.amount, input)} (${REFUND_WORDS[refund.rule]}: ${refund.unused_days} unused of ${refund.cover_days} days)`)
+  }
+
   layout.heading('Endorsement history')
   if (view.endorsements.length === 0) layout.text('No endorsements.')
   for (const endorsement of view.endorsements) {
@@ -175,7 +196,7 @@ export async function renderCertificate(input: CertificateInput): Promise<Uint8A
   const { view } = input
   // updateMetadata: false, or pdf-lib stamps the current time and its own producer.
   const doc = await PDFDocument.create({ updateMetadata: false })
-  const layout = new Layout(doc, await doc.embedFont(StandardFonts.Helvetica), await doc.embedFont(StandardFonts.HelveticaBold))
+  const layout = new Layout(doc, await doc.embedFont(StandardFonts.Helvetica), await doc.embedFont(StandardFonts.HelveticaBold), view.status === 'cancelled')
   body(layout, input)
   footPages(layout, view.policy_ref)
   doc.setTitle(`Policy certificate ${view.policy_ref} (specimen)`)

@@ -1,6 +1,6 @@
 /**
- * @module Routes: `POST /api/sandbox/policy/new`, `…/{policy_ref}/modify`, `…/{policy_ref}/read` and
- * `…/{policy_ref}/documents/policy_certificate` (the PDF).
+ * @module Routes: `POST /api/sandbox/policy/new`, `…/{policy_ref}/modify`, `…/{policy_ref}/cancel`,
+ * `…/{policy_ref}/read` and `…/{policy_ref}/documents/policy_certificate` (the PDF).
  */
 import { Elysia } from 'elysia'
 import { Type } from '@sinclair/typebox'
@@ -11,9 +11,12 @@ import type { SessionGuard } from '../session/guard'
 import { responses } from '../../http/envelope-model'
 import { idempotentHeaders, outcomeHeaders } from '../../http/headers-model'
 import { certificateInput, renderCertificate } from './certificate'
-import { IssueBody, ModifyBody, ModifyData, PolicyData, PolicyParams, ReadData } from './model'
+import { CancelBody, CancelData, IssueBody, ModifyBody, ModifyData, PolicyData, PolicyParams, ReadData } from './model'
 import { policyView, readPolicy } from './read'
-import { issuePolicy, modifyPolicy, type Caller } from './service'
+import { cancelPolicy, issuePolicy, modifyPolicy, type Caller } from './service'
+import { ApiError } from '../../errors'
+import { FORCED_OUTCOME_HEADER, isBusinessOutcome } from '../../http/forced-outcome'
+import { isoTimestamp } from '../../domain/dates'
 
 const REPLAYED = { 'idempotent-replayed': 'true' }
 
@@ -21,15 +24,25 @@ const REPLAYED = { 'idempotent-replayed': 'true' }
 const NoFields = Type.Object({}, { additionalProperties: false, 'x-issue': 'must be an empty object' })
 
 /** The certificate's errors are the envelope; its success is the PDF's bytes (the document says application/pdf, docs.ts). */
-const { 200: _json, ...certificateErrors } = responses(ReadData, ['policy_not_found'])
+const { 200: _json, ...certificateErrors } = responses(ReadData, ['policy_not_found', 'document_not_ready'])
 const CertificateResponses = { ...certificateErrors, 200: Type.Uint8Array({ description: 'The specimen certificate, application/pdf.' }) }
 
-const caller = (sandbox: RequestState, request: Request): Caller => ({
-  session: sandbox.session!,
-  sessionToken: sandbox.sessionToken!,
-  requestId: sandbox.requestId,
-  idempotencyKey: request.headers.get('idempotency-key'),
-})
+const caller = (sandbox: RequestState, request: Request): Caller => {
+  const outcome = request.headers.get(FORCED_OUTCOME_HEADER)
+  return {
+    session: sandbox.session!,
+    sessionToken: sandbox.sessionToken!,
+    requestId: sandbox.requestId,
+    idempotencyKey: request.headers.get('idempotency-key'),
+    outcome: isBusinessOutcome(outcome) ? outcome : null,
+  }
+}
+
+/** `document_not_ready` until the certificate's `ready_at`, with the seconds left as `Retry-After`. */
+function refuseUntilReady(readyAt: number, now: number): void {
+  if (now >= readyAt) return
+  throw new ApiError('document_not_ready', `The certificate is not ready yet; it will be at ${isoTimestamp(readyAt)}.`, undefined, Math.ceil((readyAt - now) / 1000))
+}
 
 export function policyRoutes(guard: SessionGuard, services: Services) {
   return new Elysia({ name: 'policy-routes' })
@@ -45,8 +58,13 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
       {
         body: IssueBody,
         headers: idempotentHeaders(PATHS.issue),
-        response: responses(PolicyData, ['trip_too_long', 'too_many_travellers', 'plan_not_found', 'plan_mismatch', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
-        detail: { summary: 'Issue a policy', description: 'Issues a sandbox policy against a plan from a search in this session. Send `Idempotency-Key` to make retries safe.' },
+        response: responses(PolicyData, ['trip_too_long', 'too_many_travellers', 'plan_not_found', 'plan_mismatch', 'price_changed', 'insurer_declined', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
+        detail: {
+          summary: 'Issue a policy',
+          description: 'Issues a sandbox policy against a plan from a search in this session. Send `Idempotency-Key` to make retries safe. '
+            + '`Sandbox-Outcome: insurer_declined`, `price_changed` or `document_pending` answers as the insurer\'s decline, a price change at bind '
+            + 'or a late certificate would, after every other check.',
+        },
       },
     )
     .post(
@@ -61,8 +79,33 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
         body: ModifyBody,
         params: PolicyParams,
         headers: idempotentHeaders(PATHS.modify),
-        response: responses(ModifyData, ['trip_too_long', 'policy_not_found', 'scenario_not_applicable', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
-        detail: { summary: 'Modify a policy', description: 'Applies one correction scenario. Send `Idempotency-Key` to make retries safe.' },
+        response: responses(ModifyData, ['trip_too_long', 'policy_not_found', 'policy_cancelled', 'scenario_not_applicable', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
+        detail: {
+          summary: 'Modify a policy',
+          description: 'Applies one correction scenario. Send `Idempotency-Key` to make retries safe. With `"preview": true`, answers what the '
+            + 'correction would do (the changed field, the new premium, `premium_change`) and changes nothing.',
+        },
+      },
+    )
+    .post(
+      PATHS.cancel,
+      async ({ sandbox, body, params, request, set }) => {
+        const { data, replayed } = await cancelPolicy(services, caller(sandbox, request), params.policy_ref, body)
+        if (replayed) Object.assign(set.headers, REPLAYED)
+        sandbox.mode = data.mode
+        return success(sandbox, data.data)
+      },
+      {
+        body: CancelBody,
+        params: PolicyParams,
+        headers: idempotentHeaders(PATHS.cancel),
+        response: responses(CancelData, ['policy_not_found', 'policy_cancelled', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
+        detail: {
+          summary: 'Cancel a policy',
+          description: 'Cancels the policy with a refund: the whole premium before the start date, the unused whole days pro rata from the start '
+            + 'date, nothing after the end date. With `{"preview": true}`, answers the refund and changes nothing. '
+            + 'Send `Idempotency-Key` to make retries safe.',
+        },
       },
     )
     .post(
@@ -70,21 +113,27 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
       async ({ sandbox, params }) => {
         const { policy, endorsements } = await readPolicy(services, sandbox.session!, params.policy_ref)
         sandbox.mode = policy.source
-        return success(sandbox, policyView(services, policy, endorsements))
+        return success(sandbox, policyView(services, policy, endorsements, services.clock()))
       },
       {
         body: NoFields,
         params: PolicyParams,
         headers: outcomeHeaders(PATHS.read),
         response: responses(ReadData, ['policy_not_found']),
-        detail: { summary: 'Read a policy', description: 'The policy as it stands (current trip, partner_reference, status, premium, documents) and every endorsement, oldest first. Changes nothing.' },
+        detail: {
+          summary: 'Read a policy',
+          description: 'The policy as it stands (current trip, partner_reference, status, premium, documents, its cancellation and refund) '
+            + 'and every endorsement, oldest first. Changes nothing.',
+        },
       },
     )
     .post(
       PATHS.certificate,
       async ({ sandbox, params, set }) => {
         const { policy, endorsements } = await readPolicy(services, sandbox.session!, params.policy_ref)
-        const pdf = await renderCertificate(certificateInput(services, policyView(services, policy, endorsements), policy.product))
+        const now = services.clock()
+        refuseUntilReady(policy.documentReadyAt, now)
+        const pdf = await renderCertificate(certificateInput(services, policyView(services, policy, endorsements, now), policy.product))
         Object.assign(set.headers, {
           'content-type': 'application/pdf',
           'content-disposition': `attachment; filename="policy_certificate_${policy.ref}.pdf"`,
@@ -99,7 +148,8 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
         detail: {
           summary: 'Download the policy certificate',
           description: 'The `policy_certificate` document as a PDF: a specimen marked SPECIMEN — SANDBOX — NOT INSURANCE on every page, '
-            + 'the same bytes for the same policy state. Errors are the JSON envelope.',
+            + '(and CANCELLED, with the refund, once cancelled), the same bytes for the same policy state. `document_not_ready` (with '
+            + '`Retry-After`) while the certificate is `pending`. Errors are the JSON envelope.',
         },
       },
     )

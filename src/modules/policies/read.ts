@@ -8,7 +8,7 @@ import type { Services } from '../../services'
 import { toAmount } from '../plans/pricing'
 import { inLiveSession } from '../session/service'
 import type { EndorsementModel, ReadData, Scenario } from './model'
-import { findPolicy, issuedPayload } from './service'
+import { findPolicy, issuedPayload, refundView } from './service'
 
 export type PolicyView = typeof ReadData.static
 type EndorsementView = typeof EndorsementModel.static
@@ -30,12 +30,15 @@ export async function readPolicy(services: Pick<Services, 'storage' | 'clock'>, 
   })
 }
 
-export function policyView(services: Pick<Services, 'catalogue'>, policy: PolicyRecord, endorsements: EndorsementRecord[]): PolicyView {
+/** The policy as it stands at `now` (its certificate may still be pending), with its history. */
+export function policyView(services: Pick<Services, 'catalogue'>, policy: PolicyRecord, endorsements: EndorsementRecord[], now: number): PolicyView {
+  const { cancellation } = policy
   return {
-    ...issuedPayload(services, policy),
+    ...issuedPayload(services, policy, now),
     updated_at: isoTimestamp(policy.updatedAt),
     // Stored oldest first by sequence, which has no gap: the position is the sequence.
     endorsements: endorsements.map((endorsement, index) => endorsementView(services, policy.currency, endorsement, index + 1)),
+    ...(cancellation && { cancellation: { cancelled_at: isoTimestamp(cancellation.at), refund: refundView(services, policy, cancellation) } }),
   }
 }
 

@@ -12,6 +12,7 @@ import type { Config } from '../../config'
 import { ApiError, FAILURE_MESSAGE } from '../../errors'
 import { addressedToLoopback, arrivedOverHttps, networkKey } from '../../http/client-address'
 import { FORCED_OUTCOME_HEADER, forcedFailure } from '../../http/forced-outcome'
+import { DELAY_HEADER, requestedDelay } from '../../http/delay'
 import { rateLimitHeaders } from '../../http/envelope'
 import { fairUseMessage } from '../../domain/rate-window'
 import { PATHS } from '../../http/paths'
@@ -75,7 +76,9 @@ export function sessionGuard(services: Pick<Services, 'config' | 'clock' | 'stor
       const fresh = minted as ReturnType<typeof mintSession> | null // set by the storage's call, which TypeScript cannot see
       if (admission.created && fresh) setSessionCookie(sessionCookie, request, config, fresh.token, config.sessionTtlSeconds)
       state.sessionToken = admission.created ? fresh!.token : admission.session && String(sessionCookie.value)
-      // Sandbox-Outcome: admitted and counted, nothing read or written yet (http/forced-outcome.ts).
+      // Testing aids, once admitted and counted, with nothing read or written yet: Sandbox-Delay-Ms
+      // (http/delay.ts), which a forced failure waits for too, then Sandbox-Outcome (http/forced-outcome.ts).
+      state.delayMs = requestedDelay(request.headers.get(DELAY_HEADER))
       const forced = forcedFailure(request.headers.get(FORCED_OUTCOME_HEADER), route, admission.status, now, config)
       if (forced?.code === 'session_expired') {
         setSessionCookie(sessionCookie, request, config, null, 0)
