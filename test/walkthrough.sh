@@ -40,3 +40,7 @@ echo "certificate: $(wc -c < certificate.pdf) bytes"
 # 7. Rehearse a failure your integration must survive: the insurer is down (503, Retry-After).
 curl -s -i -c jar -b jar -X POST "$SANDBOX/api/sandbox/policy/$POLICY_REF/modify" -H 'Sandbox-Outcome: upstream_unavailable' \
   -H 'Content-Type: application/json' -d "{\"scenario\":\"extend_end_date\",\"new_end_date\":\"$(day 46)\"}"; echo
+
+# 8. Cancel it: first the refund it would get (nothing changes), then for real.
+curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/policy/$POLICY_REF/cancel" -H 'Content-Type: application/json' -d '{"preview":true}'; echo
+curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/policy/$POLICY_REF/cancel" -H 'Idempotency-Key: cancel-1234'; echo

@@ -26,6 +26,7 @@ async function endpoints(client: APIRequestContext) {
     { name: 'search', path: API.search, data: searchBody(trip, ages(30)), outcomes: [...ANYWHERE, 'session_expired', 'upstream_invalid'] },
     { name: 'issue', path: API.issue, data: body, outcomes: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'] },
     { name: 'modify', path: API.modify(policy.policy_ref), data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) }, outcomes: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'] },
+    { name: 'cancel', path: API.cancel(policy.policy_ref), data: {}, outcomes: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'] },
     { name: 'read', path: API.read(policy.policy_ref), data: {}, outcomes: [...ANYWHERE, 'session_expired'] },
     { name: 'certificate', path: API.certificate(policy.policy_ref), data: {}, outcomes: [...ANYWHERE, 'session_expired'] },
   ] as { name: string; path: string; data: object; outcomes: Outcome[] }[]

@@ -44,7 +44,7 @@ test('generated client: openapi-typescript types and openapi-fetch drive the who
   run(join(ROOT, 'test', 'tools', 'node_modules', '.bin', 'openapi-typescript'), [`${server.url}${SPEC}`, '-o', join(dir, 'schema.d.ts')])
   run(join(BIN, 'tsc'), ['-p', join(dir, 'tsconfig.json')])
   const flow = run('bun', [join(dir, 'flow.ts'), server.url])
-  expect(JSON.parse(flow.stdout.trim())).toMatchObject({ endorsements: 4, error: 'policy_not_found' })
+  expect(JSON.parse(flow.stdout.trim())).toMatchObject({ endorsements: 4, error: 'policy_not_found', refund: 'full_before_start' })
 })
 
 test('Postman collection: Portman converts the document, and newman runs every operation with its own examples: each 2xx, each answer valid against the document', async ({ launch }) => {
@@ -62,10 +62,11 @@ test('Postman collection: Portman converts the document, and newman runs every o
   const { run: newman } = JSON.parse(readFileSync(report, 'utf8'))
   const calls = newman.executions.map((execution: any) => [execution.item.name, execution.response.code])
   expect(calls).toEqual([
-    ['Create a session', 200], ['Search plans', 200], ['Issue a policy', 200], ['Modify a policy', 200], ['Read a policy', 200], ['Download the policy certificate', 200],
+    ['Create a session', 200], ['Search plans', 200], ['Issue a policy', 200], ['Modify a policy', 200], ['Cancel a policy', 200], ['Read a policy', 200],
+    ['Download the policy certificate', 200],
   ])
   const assertions = newman.executions.flatMap((execution: any) => execution.assertions ?? [])
-  expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(5) // every JSON answer
+  expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(6) // every JSON answer
   expect(assertions.filter((assertion: any) => assertion.error).map((assertion: any) => assertion.assertion)).toEqual([])
   expect(newman.stats.assertions.failed).toBe(0)
 })
@@ -200,6 +201,7 @@ const TRY_IT_OUT = [
   { id: 'postApiSandboxPolicyByPolicy_refModify', path: API.modify },
   { id: 'postApiSandboxPolicyByPolicy_refRead', path: API.read },
   { id: 'postApiSandboxPolicyByPolicy_refDocumentsPolicy_certificate', path: API.certificate },
+  { id: 'postApiSandboxPolicyByPolicy_refCancel', path: API.cancel },
 ] as const
 
 test('real browser: the docs page renders offline, and Try it out runs the whole flow with its pre-filled bodies unchanged', async ({ launch }) => {
@@ -246,13 +248,14 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
       if (call.path === API.issue) policyRef = answers[index]!.body.data.policy_ref
     }
 
-    const [opened, searched, issued, modified, read, certificate] = answers
+    const [opened, searched, issued, modified, read, certificate, cancelPreview] = answers
     expect(answers.map((answer) => [answer.path, answer.status])).toEqual(TRY_IT_OUT.map((call, index) => [index < 3 ? call.path : (call.path as (ref: string) => string)(policyRef), 200]))
     // The bodies went as the document pre-filled them: the search's plan is the one issue names.
     expect(JSON.parse(issued!.sent!).plan_id).toBe(searched!.body.data.plans[0].plan_id)
     expect(modified!.body.data).toMatchObject({ status: 'endorsed', endorsement: { sequence: 1, scenario: 'extend_end_date' } })
     expect(read!.body.data.endorsements).toHaveLength(1)
     expect(certificate!.body).toBe('application/pdf')
+    expect(cancelPreview!.body.data).toMatchObject({ preview: true, status: 'endorsed', refund: { rule: 'full_before_start' } })
     await expect(page.locator(`#operations-default-${TRY_IT_OUT[5].id} .live-responses-table a[download]`)).toHaveText(/Download file/)
     // Every call after the first sent the cookie the first set: one session throughout.
     for (const answer of answers.slice(1)) expect(answer.cookie).toMatch(/sbx_session=/)
@@ -343,6 +346,8 @@ test('README walk-through with curl: the script the README shows runs as pasted'
     expect(output).toMatch(/^HTTP\/1\.1 503 /m)
     expect(output).toMatch(/^retry-after: \d+\r?$/im)
     expect(output).toContain('"code":"upstream_unavailable"')
+    expect(output).toMatch(/"preview":true,"policy_ref":"pol_sbx_[0-9a-f]+","status":"endorsed","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"full_before_start"/)
+    expect(output).toMatch(/"status":"cancelled","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"full_before_start".*"cancelled_at":"/)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -22,7 +22,8 @@ test.describe('POST /api/sandbox/policy/new', () => {
     expect(policy.status).toBe('issued')
     expect(policy.plan_id).toBe(plan.plan_id)
     expect(policy.travellers_count).toBe(2)
-    expect(policy.documents).toEqual([{ type: 'policy_certificate', state: 'ready', format: 'pdf' }])
+    // Ready at once: its ready_at is the issue time.
+    expect(policy.documents).toEqual([{ type: 'policy_certificate', state: 'ready', format: 'pdf', ready_at: policy.created_at }])
     expect(policy.traveller_identity).toMatch(/synthetic/i)
     expect(policy.traveller_identity).toMatch(/generated/i)
     expect(policy).not.toHaveProperty('partner_reference')

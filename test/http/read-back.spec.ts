@@ -36,7 +36,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
       trip: { ...trip, destination_country: 'IT', end_date: addDays(trip.end_date, 1) },
       travellers: policy.travellers,
       travellers_count: 1,
-      documents: [{ type: 'policy_certificate', state: 'ready', format: 'pdf' }],
+      documents: [{ type: 'policy_certificate', state: 'ready', format: 'pdf', ready_at: policy.created_at }],
       premium: answers.at(-1)!.premium,
       currency: policy.currency,
       created_at: policy.created_at,

@@ -11,8 +11,8 @@ interface Gateway {
   api: APIRequestContext
   sandbox: RunningServer
   insurer: RunningServer
-  control(fault: 'none' | 'slow' | 'error' | 'reset' | 'malformed' | 'leak', options?: { delay_ms?: number; count?: number }): Promise<void>
-  stats(): Promise<{ calls: number; bound: number; endorsements: number; pending: number }>
+  control(fault: 'none' | 'slow' | 'error' | 'reset' | 'malformed' | 'leak' | 'decline', options?: { delay_ms?: number; count?: number }): Promise<void>
+  stats(): Promise<{ calls: number; bound: number; endorsements: number; cancellations: number; pending: number }>
 }
 
 let running: Gateway | undefined
@@ -73,15 +73,31 @@ test('answers through the insurer, says uat_gateway, and never shows an insurer 
   const issued = await call('/api/sandbox/policy/new', { plan_id: search.data.plans[1].plan_id, trip, travellers, partner_reference: 'BK-1' })
   const ref = issued.data.policy_ref
   const extended = await call(`/api/sandbox/policy/${ref}/modify`, { scenario: 'extend_end_date', new_end_date: tripFrom(3, 9).end_date })
+  const previewed = await call(`/api/sandbox/policy/${ref}/modify`, { scenario: 'correct_partner_reference', partner_reference: 'BK-2', preview: true })
   await call(`/api/sandbox/policy/${ref}/modify`, { scenario: 'correct_partner_reference', partner_reference: 'BK-2' })
-  for (const answer of [session, search, issued, extended]) expect(answer.mode).toBe('uat_gateway')
+  const refund = await call(`/api/sandbox/policy/${ref}/cancel`, { preview: true })
+  const cancelled = await call(`/api/sandbox/policy/${ref}/cancel`, {})
+  for (const answer of [session, search, issued, extended, previewed, refund, cancelled]) expect(answer.mode).toBe('uat_gateway')
+  expect(cancelled.data.refund).toEqual(refund.data.refund)
 
   expect(search.data.plans.map((plan: { tier: string }) => plan.tier).sort()).toEqual(['essential', 'premium', 'standard'])
   expect(issued.data.policy_ref).toMatch(/^pol_sbx_[0-9a-f]{20}$/)
   expect(extended.data.premium_change).toBeGreaterThan(0)
   const labels: string[] = await (await fetch(`${insurer.url}/__labels`)).json()
   for (const text of seen) for (const label of labels) expect(text).not.toContain(label)
-  expect(await running!.stats()).toMatchObject({ bound: 1, endorsements: 2 })
+  // Previews asked the insurer, who applied nothing.
+  expect(await running!.stats()).toMatchObject({ bound: 1, endorsements: 2, cancellations: 1 })
+})
+
+test("the insurer's decline at bind is 422 insurer_declined, and nothing is issued", async ({ playwright }) => {
+  const { api, control, stats } = await gateway(playwright, 'uat-decline')
+  const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
+  await control('decline', { count: 1 })
+  const declined = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
+  expect(declined.status()).toBe(422)
+  expect(await declined.json()).toMatchObject({ ok: false, mode: 'uat_gateway', error: { code: 'insurer_declined' } })
+  expect((await declined.text())).not.toContain('Acme')
+  expect(await stats()).toMatchObject({ bound: 0 })
 })
 
 for (const fault of ['slow', 'error', 'reset'] as const) {

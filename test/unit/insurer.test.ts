@@ -138,7 +138,16 @@ describe('insurer adapter (generic UAT protocol)', () => {
     const error = await failure(notCovered.insurer.endorse({ upstreamRef: 'ACME-UAT-1', scenario: 'correct_destination', value: 'US', dryRun: false }, { requestId: 'r', idempotencyKey: 'k' }))
     expect(error.code).toBe('scenario_not_applicable')
     expect(error.message).not.toContain('Acme')
-    expect(notCovered.calls[0]!.body).toEqual({ change: 'DESTINATION', value: 'US' })
+    expect(notCovered.calls[0]!.body).toEqual({ change: 'DESTINATION', value: 'US', dry_run: false })
+
+    const declined = fakeInsurer([json(422, { fault: { code: 'DECLINED', message: 'Acme underwriting says no' } })])
+    const decline = await failure(declined.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))
+    expect(decline.code).toBe('insurer_declined')
+    expect(decline.message).not.toContain('Acme')
+
+    const cancelled = fakeInsurer([json(409, { fault: { code: 'POLICY_CANCELLED' } })])
+    expect((await failure(cancelled.insurer.cancel({ upstreamRef: 'ACME-UAT-1', dryRun: true }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('policy_cancelled')
+    expect(cancelled.calls[0]).toMatchObject({ url: 'http://insurer.test/v1/policies/ACME-UAT-1/cancellations', body: { dry_run: true } })
 
     const odd = fakeInsurer([json(400, { fault: { code: 'ACME_SAYS_NO' } })])
     expect((await failure(odd.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')

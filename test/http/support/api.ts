@@ -18,6 +18,7 @@ export const API = {
   search: '/api/sandbox/plans/search',
   issue: '/api/sandbox/policy/new',
   modify: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/modify`,
+  cancel: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/cancel`,
   read: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/read`,
   certificate: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/documents/policy_certificate`,
 }

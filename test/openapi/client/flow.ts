@@ -1,7 +1,7 @@
 /**
  * @module A partner's program on a client generated from the served OpenAPI document alone
  * (openapi-typescript types in ./schema.d.ts, openapi-fetch calls): session, search, issue, the four
- * scenarios and an error narrowed by status. test/http/openapi-tools.spec.ts generates the types,
+ * scenarios, an error narrowed by status, and a cancellation. test/http/openapi-tools.spec.ts generates the types,
  * type-checks this file (tsconfig.json, strict) and runs it: `bun flow.ts <base url>`.
  */
 import createClient, { type Middleware } from 'openapi-fetch'
@@ -60,7 +60,7 @@ const steps: ModifyBody[] = [
 ]
 for (const [index, step] of steps.entries()) {
   const endorsed = ok(await modify(step), step.scenario)
-  if (endorsed.data.endorsement.sequence !== index + 1 || endorsed.data.endorsement.scenario !== step.scenario) throw new Error(`${step.scenario}: wrong endorsement`)
+  if (endorsed.data.endorsement?.sequence !== index + 1 || endorsed.data.endorsement.scenario !== step.scenario) throw new Error(`${step.scenario}: wrong endorsement`)
 }
 
 // Read-back and the certificate, from the document alone: the history typed, the PDF as bytes.
@@ -78,7 +78,14 @@ const notFound = missing.error as ModifyError<404>
 const code: 'policy_not_found' = notFound.error.code
 if (code !== 'policy_not_found' || notFound.ok !== false) throw new Error('unknown policy: wrong error')
 
-console.log(JSON.stringify({ session: session.data.session_ref, policy_ref, endorsements: steps.length, error: code }))
+// Cancel: the refund it would get, then the cancellation; the refund rule is one of the document's.
+const cancel = (body: { preview?: boolean }) => client.POST('/api/sandbox/policy/{policy_ref}/cancel', { ...path, body })
+const preview = ok(await cancel({ preview: true }), 'cancel preview')
+const cancelled = ok(await cancel({}), 'cancel')
+const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' = cancelled.data.refund.rule
+if (cancelled.data.status !== 'cancelled' || cancelled.data.refund.amount !== preview.data.refund.amount) throw new Error('cancel: not the previewed refund')
+
+console.log(JSON.stringify({ session: session.data.session_ref, policy_ref, endorsements: steps.length, error: code, refund: rule }))
 
 /** Never called: each body below must stay a compile error. */
 export function wrongBodies() {
