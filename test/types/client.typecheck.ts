@@ -32,7 +32,19 @@ export async function accepted() {
   })
   const forcedCode = forced.error?.status === 503 ? forced.error.value.error.code : undefined
   await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({}, { headers: { 'sandbox-outcome': 'session_expired' } })
-  return { sequence, code, history, readCode, pdf, minutes, forcedCode }
+  // The lifecycle: business outcomes on issue, a delayed answer, a correction's preview, a cancellation.
+  const declined = await sandbox.api.sandbox.policy.new.post({ plan_id: planId!, trip, travellers: [{ age: 34 }], expected_premium: 12.5 }, {
+    headers: { 'sandbox-outcome': 'price_changed', 'sandbox-delay-ms': '2000' },
+  })
+  const businessCode: 'price_changed' | 'plan_mismatch' | 'idempotency_in_progress' | 'policy_cancelled' | 'document_not_ready' | undefined =
+    declined.error?.status === 409 ? declined.error.value.error.code : undefined
+  const preview = await sandbox.api.sandbox.policy({ policy_ref: ref! }).modify.post({ scenario: 'correct_destination', destination_country: 'DE', preview: true })
+  const previewed: true | undefined = preview.data?.data.preview
+  const cancelled = await sandbox.api.sandbox.policy({ policy_ref: ref! }).cancel.post({ preview: true }, { headers: { 'idempotency-key': 'cancel-1' } })
+  const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | undefined = cancelled.data?.data.refund.rule
+  const cancelCode: 'policy_cancelled' | undefined = cancelled.error?.status === 409 ? cancelled.error.value.error.code : undefined
+  const refundBack = (await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({})).data?.data.cancellation?.refund.amount
+  return { sequence, code, history, readCode, pdf, minutes, forcedCode, businessCode, previewed, rule, cancelCode, refundBack }
 }
 
 export async function refused() {
@@ -58,6 +70,10 @@ export async function refused() {
   await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).read.post({}, { headers: { 'sandbox-outcome': 'upstream_unavailable' } })
   // @ts-expect-error forced outcomes come from a fixed list
   await sandbox.api.sandbox.plans.search.post({ trip, travellers: [{ age: 34 }] }, { headers: { 'sandbox-outcome': 'timeout' } })
+  // @ts-expect-error business outcomes are issue's only
+  await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).cancel.post({}, { headers: { 'sandbox-outcome': 'insurer_declined' } })
+  // @ts-expect-error cancel takes no reason (no free text reaches the sandbox)
+  await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).cancel.post({ reason: 'sick' })
   // @ts-expect-error the certificate is bytes, not an envelope
   ;(await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).documents.policy_certificate.post({})).data?.data
 }
