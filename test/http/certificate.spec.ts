@@ -75,4 +75,20 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
     // Only the policy_certificate document exists.
     await fails(await request.post(`/api/sandbox/policy/${policy.policy_ref}/documents/invoice`), 404, 'not_found')
   })
+
+  test('a cancelled policy: every page stamped CANCELLED, with the cancellation and its refund; the history stays', async ({ request }) => {
+    const trip = tripFrom(15, 6, 'IN', 'AE')
+    const { policy } = await issuePolicy(request, { trip, travellers: ages(44) })
+    await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-CXL' } }))
+    const before = (await pagesOf(await pdfOf(await request.post(API.certificate(policy.policy_ref))))).join(' ')
+    expect(before).not.toContain('CANCELLED')
+    const cancelled = (await ok(await request.post(API.cancel(policy.policy_ref)))).data
+    const pages = await pagesOf(await pdfOf(await request.post(API.certificate(policy.policy_ref))))
+    for (const page of pages) expect(page).toContain('CANCELLED')
+    const text = pages.join(' ')
+    expect(text).toContain('Status cancelled')
+    expect(text).toContain(`Cancelled ${cancelled.cancelled_at.slice(0, 10)} ${cancelled.cancelled_at.slice(11, 19)} UTC`)
+    expect(text).toContain(`Refund ${policy.currency} ${cancelled.refund.amount.toFixed(2)} (whole premium, cancelled before the start date: 7 unused of 7 days)`)
+    expect(text).toContain('correct_partner_reference')
+  })
 })
