@@ -5,6 +5,7 @@
  *
  * - a burst of concurrent calls admits exactly the limit, per session and per network;
  * - concurrent repeats of one Idempotency-Key on both instances make one policy;
+ * - a cancellation repeated on both instances cancels once;
  * - SIGKILL of one instance under load loses no acknowledged write;
  * - both instances sweep, and no expired session is swept twice.
  *
@@ -115,6 +116,32 @@ test.describe('several instances on one database', () => {
       expect(new Set(replies.map((reply) => reply.json.data.policy_ref)).size).toBe(1)
       expect(replies.filter((reply) => reply.headers.get('idempotent-replayed') === 'true').length).toBe(99)
       expect(await countRows(dbPath, 'policies')).toBe(1)
+    })
+  })
+
+  test('a cancellation on one instance and its repeats on the other cancel once; without a key, one cancels and the rest are policy_cancelled', async () => {
+    test.setTimeout(60_000)
+    await withPair('instances-cancel', { SANDBOX_RATE_LIMIT: '100000' }, async (pair, dbPath) => {
+      const network = uniqueNetwork()
+      const cookie = (await call(pair[0]!.url, PATH.session, { network })).token!
+      const body = searchBody()
+      const plans = expectOk(await call(pair[1]!.url, PATH.search, { body, cookie, network })).plans
+      const issue = async () => expectOk(await call(pair[0]!.url, PATH.issue, { body: { plan_id: plans[0].plan_id, ...body }, cookie, network })).policy_ref as string
+      const cancel = (ref: string, index: number, headers: Record<string, string> = {}) =>
+        call(pair[index % 2]!.url, `/api/sandbox/policy/${ref}/cancel`, { body: {}, cookie, network, headers, timeoutMs: 30_000 })
+
+      const keyed = await issue()
+      const headers = { 'idempotency-key': `cancel-${randomBytes(4).toString('hex')}` }
+      const replies = await Promise.all(Array.from({ length: 20 }, (_, index) => cancel(keyed, index, headers)))
+      expect(replies.flatMap(admissionProblems)).toEqual([])
+      expect(new Set(replies.map((reply) => reply.json.data.cancelled_at)).size).toBe(1)
+      expect(replies.filter((reply) => reply.headers.get('idempotent-replayed') === 'true').length).toBe(19)
+
+      const plain = await issue()
+      const racing = await Promise.all(Array.from({ length: 10 }, (_, index) => cancel(plain, index)))
+      expect(racing.map((reply) => reply.status).sort()).toEqual([200, ...Array(9).fill(409)])
+      for (const reply of racing.filter((answer) => answer.status === 409)) expect(replyProblems(reply, 409, 'policy_cancelled')).toEqual([])
+      expect(await countRows(dbPath, 'policies', "status = 'cancelled'")).toBe(2)
     })
   })
 

@@ -185,7 +185,8 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
   const print = fingerprint(`modify ${ref}`, request)
   const earlier = await earlierAnswer<Answer<Awaited<ReturnType<typeof endorse>>>>(services.storage, session.id, key, print)
   if (earlier) return earlier
-  const policy = await currentPolicy(services, session.id, ref)
+  const policy = await livePolicy(services, session.id, ref)
+  if (policy.status === 'cancelled') return replayOrRefuse<Answer<Awaited<ReturnType<typeof endorse>>>>(services, session.id, key, print)
   const upstream = policy.source === 'uat_gateway' ? await endorseUpstream(services, caller, policy, request, key, print) : null
   const now = services.clock()
   // The scenario is applied to the policy as it is now, in the transaction that writes it.
@@ -200,7 +201,7 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
  * asked not to apply it), with nothing written: a preview needs no Idempotency-Key.
  */
 async function previewModify(services: Deps, caller: Caller, ref: string, request: ModifyRequest) {
-  const policy = await currentPolicy(services, caller.session.id, ref)
+  const policy = refuseCancelled(await livePolicy(services, caller.session.id, ref))
   const correction = applyScenario(policy, request)
   const premiumMinor = policy.source === 'uat_gateway'
     ? (await insurerOf(services).endorse(upstreamCorrection(policy, request, correction, true), { requestId: caller.requestId, idempotencyKey: randomUUID() })).premiumMinor
@@ -209,20 +210,28 @@ async function previewModify(services: Deps, caller: Caller, ref: string, reques
   return { data: { mode: policy.source, data }, replayed: false }
 }
 
-/**
- * The session's policy with this ref as it stands, not cancelled; `session_expired` when the session
- * ended while the request waited.
- */
-async function currentPolicy(services: Deps, sessionId: number, ref: string): Promise<PolicyRecord> {
-  const policy = await findPolicy(services.storage.policies, sessionId, ref).catch(async (error) => {
+/** The session's policy with this ref; `session_expired` when the session ended while the request waited. */
+async function livePolicy(services: Deps, sessionId: number, ref: string): Promise<PolicyRecord> {
+  return findPolicy(services.storage.policies, sessionId, ref).catch(async (error) => {
     await refuseEndedSession(services, sessionId)
     throw error
   })
-  return refuseCancelled(policy)
 }
 
+/**
+ * A cancelled policy takes no change, unless this request repeats one whose first answer was
+ * committed since it last looked (another process, a cancel racing its own repeat): that replays.
+ */
+async function replayOrRefuse<T>(services: Deps, sessionId: number, key: string | undefined, print: string) {
+  const first = await earlierAnswer<T>(services.storage, sessionId, key, print)
+  if (first) return first
+  throw cancelled()
+}
+
+const cancelled = () => new ApiError('policy_cancelled', FAILURE_MESSAGE.policy_cancelled)
+
 function refuseCancelled(policy: PolicyRecord): PolicyRecord {
-  if (policy.status === 'cancelled') throw new ApiError('policy_cancelled', FAILURE_MESSAGE.policy_cancelled)
+  if (policy.status === 'cancelled') throw cancelled()
   return policy
 }
 
@@ -299,7 +308,8 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
   const print = fingerprint(`cancel ${ref}`, request)
   const earlier = await earlierAnswer<Answer<ReturnType<typeof cancellationPayload>>>(services.storage, session.id, key, print)
   if (earlier) return earlier
-  const policy = await currentPolicy(services, session.id, ref)
+  const policy = await livePolicy(services, session.id, ref)
+  if (policy.status === 'cancelled') return replayOrRefuse<Answer<ReturnType<typeof cancellationPayload>>>(services, session.id, key, print)
   const upstream = policy.source === 'uat_gateway'
     ? await insurerOf(services).cancel({ upstreamRef: policy.upstreamRef!, dryRun: false }, { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, `cancel ${ref}`) })
     : null
@@ -314,7 +324,7 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
 }
 
 async function previewCancel(services: Deps, caller: Caller, ref: string) {
-  const policy = await currentPolicy(services, caller.session.id, ref)
+  const policy = refuseCancelled(await livePolicy(services, caller.session.id, ref))
   const now = services.clock()
   const refundMinor = policy.source === 'uat_gateway'
     ? (await insurerOf(services).cancel({ upstreamRef: policy.upstreamRef!, dryRun: true }, { requestId: caller.requestId, idempotencyKey: randomUUID() })).refundMinor
