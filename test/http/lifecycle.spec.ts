@@ -211,6 +211,20 @@ test.describe('Sandbox-Delay-Ms', () => {
     expect(read.endorsements).toHaveLength(1)
   })
 
+  test('a client that leaves ends the wait: the call is logged long before its delay would have run out', async ({ launch, playwright }) => {
+    const server = await launch('delay-leave')
+    const client = await playwright.request.newContext({ baseURL: server.url })
+    try {
+      const left = await client.post(API.session, { headers: { 'sandbox-delay-ms': '10000' }, timeout: 1_000 }).then(() => false, () => true)
+      expect(left).toBe(true)
+      const logged = () => server.stdout().split('\n').filter((line) => line.includes(`"path":"${API.session}"`)).map((line) => JSON.parse(line))
+      await expect.poll(() => logged().length, { timeout: 20_000 }).toBe(1)
+      expect(logged()[0].duration_ms).toBeLessThan(10_000)
+    } finally {
+      await client.dispose()
+    }
+  })
+
   test('a value that is not 0 to 10000 whole milliseconds is validation_failed, the value not repeated', async ({ request }) => {
     for (const value of ['10001', '-1', '1.5', 'soon']) {
       const error = await fails(await request.post(API.session, { headers: { 'sandbox-delay-ms': value } }), 422, 'validation_failed')
