@@ -13,7 +13,7 @@ import { idempotentHeaders, outcomeHeaders } from '../../http/headers-model'
 import { certificateInput, renderCertificate } from './certificate'
 import { CancelBody, CancelData, IssueBody, ModifyBody, ModifyData, PolicyData, PolicyParams, ReadData } from './model'
 import { policyView, readPolicy } from './read'
-import { cancelPolicy, issuePolicy, modifyPolicy, type Caller } from './service'
+import { cancelPolicy, issuePolicy, modifyPolicy, type Answer, type Caller } from './service'
 import { ApiError } from '../../errors'
 import { FORCED_OUTCOME_HEADER, isBusinessOutcome } from '../../http/forced-outcome'
 import { isoTimestamp } from '../../domain/dates'
@@ -38,6 +38,13 @@ const caller = (sandbox: RequestState, request: Request): Caller => {
   }
 }
 
+/** The envelope of an operation's answer, marked `Idempotent-Replayed` when it repeats the first one. */
+function answer<Result extends { data: Answer<unknown>; replayed: boolean }>(sandbox: RequestState, headers: object, result: Result) {
+  if (result.replayed) Object.assign(headers, REPLAYED)
+  sandbox.mode = result.data.mode
+  return success(sandbox, result.data.data as Result['data']['data'])
+}
+
 /** `document_not_ready` until the certificate's `ready_at`, with the seconds left as `Retry-After`. */
 function refuseUntilReady(readyAt: number, now: number): void {
   if (now >= readyAt) return
@@ -49,12 +56,7 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
     .use(guard)
     .post(
       PATHS.issue,
-      async ({ sandbox, body, request, set }) => {
-        const { data, replayed } = await issuePolicy(services, caller(sandbox, request), body)
-        if (replayed) Object.assign(set.headers, REPLAYED)
-        sandbox.mode = data.mode
-        return success(sandbox, data.data)
-      },
+      async ({ sandbox, body, request, set }) => answer(sandbox, set.headers, await issuePolicy(services, caller(sandbox, request), body)),
       {
         body: IssueBody,
         headers: idempotentHeaders(PATHS.issue),
@@ -69,12 +71,7 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
     )
     .post(
       PATHS.modify,
-      async ({ sandbox, body, params, request, set }) => {
-        const { data, replayed } = await modifyPolicy(services, caller(sandbox, request), params.policy_ref, body)
-        if (replayed) Object.assign(set.headers, REPLAYED)
-        sandbox.mode = data.mode
-        return success(sandbox, data.data)
-      },
+      async ({ sandbox, body, params, request, set }) => answer(sandbox, set.headers, await modifyPolicy(services, caller(sandbox, request), params.policy_ref, body)),
       {
         body: ModifyBody,
         params: PolicyParams,
@@ -89,12 +86,7 @@ export function policyRoutes(guard: SessionGuard, services: Services) {
     )
     .post(
       PATHS.cancel,
-      async ({ sandbox, body, params, request, set }) => {
-        const { data, replayed } = await cancelPolicy(services, caller(sandbox, request), params.policy_ref, body)
-        if (replayed) Object.assign(set.headers, REPLAYED)
-        sandbox.mode = data.mode
-        return success(sandbox, data.data)
-      },
+      async ({ sandbox, body, params, request, set }) => answer(sandbox, set.headers, await cancelPolicy(services, caller(sandbox, request), params.policy_ref, body)),
       {
         body: CancelBody,
         params: PolicyParams,
