@@ -13,8 +13,7 @@ import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
 import type { PolicyRecord } from '../../storage/storage'
 import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans/pricing'
-import { policyView } from '../policies/read'
-import { issuedPayload, refundView } from '../policies/service'
+import { issuedPayload, policyView, refundView } from '../policies/read'
 import { sessionPayload } from '../session/service'
 
 const MINUTE_MS = 60_000
