@@ -7,6 +7,7 @@ import { healthRoutes } from './http/health'
 import { corsPolicy } from './http/cors'
 import { bodyReader, createPipeline } from './http/pipeline'
 import { docsRoutes } from './modules/docs'
+import { eventRoutes } from './modules/events'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import { sessionRoutes } from './modules/session'
@@ -49,6 +50,7 @@ export function createApp(services: Services, options: AppOptions = {}) {
     .use(sessionRoutes(guard, services))
     .use(planRoutes(guard, services))
     .use(policyRoutes(guard, services))
+    .use(eventRoutes(guard, services))
 }
 
 /** The app's type, for an Eden Treaty client: `treaty<App>(baseUrl)`. */

@@ -24,6 +24,11 @@ export interface Config {
   workers: number
   /** The insurer UAT gateway; null when `SANDBOX_UAT_URL` is unset (simulation only). */
   uat: UatConfig | null
+  /**
+   * Where webhooks may deliver: `any` address (a partner's own machine or CI, loopback included) or
+   * only `public` ones (hosted). By default `public` with a shared database (a hosted deployment), else `any`.
+   */
+  webhookTargets: 'any' | 'public'
 }
 
 export interface UatConfig {
@@ -53,7 +58,15 @@ export function loadConfig(env: Env): Config {
     corsOrigins: origins(env, 'SANDBOX_CORS_ORIGINS'),
     workers: integer(env, 'SANDBOX_WORKERS', 1, 1, 64),
     uat: uatConfig(env),
+    webhookTargets: choice(env, 'SANDBOX_WEBHOOK_TARGETS', ['any', 'public'], databaseUrl(env) ? 'public' : 'any'),
   }
+}
+
+function choice<const Value extends string>(env: Env, name: string, values: readonly Value[], fallback: Value): Value {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!values.includes(raw as Value)) throw new ConfigError(`${name} must be one of ${values.join(', ')} (got ${JSON.stringify(raw)})`)
+  return raw as Value
 }
 
 function databaseUrl(env: Env): string | null {

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   document_not_ready: 409,
   insurer_declined: 422,
   price_changed: 409,
+  event_not_found: 404,
+  webhook_not_registered: 409,
   idempotency_key_reused: 422,
   idempotency_in_progress: 409,
   session_expired: 401,

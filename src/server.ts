@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
 import { createApp, type AppOptions } from './app'
+import { startDeliveries } from './modules/events/delivery'
 import { createLog } from './log'
 import { ConfigError, loadConfig, type Config } from './config'
 import { describeStorage, openStorage, type EmbeddedDriver, type Storage } from './storage'
@@ -13,7 +14,7 @@ import { createServices, type Services } from './services'
 import { DOCS_PATH } from './http/paths'
 import { version } from '../package.json'
 
-const HELP = `travel-sandbox ${version}: the travel protection sandbox (sessions, plan search, policy issue and modify).
+const HELP = `travel-sandbox ${version}: the travel protection sandbox (sessions, plan search, policy issue, modify and cancel, events).
 
 Usage: travel-sandbox [--help | --version]
 
@@ -34,6 +35,8 @@ Configuration comes from the environment only:
   SANDBOX_UAT_URL                   insurer UAT to reach in uat_gateway mode (unset: simulation only)
   SANDBOX_UAT_TIMEOUT_MS, SANDBOX_UAT_RETRIES, SANDBOX_UAT_BREAKER_FAILURES,
   SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS   gateway call timeout (2000), retries (2), breaker (5, 30)
+  SANDBOX_WEBHOOK_TARGETS           where webhooks may deliver: any (loopback included) or public
+                                    (public with SANDBOX_DATABASE_URL, else any)
 `
 
 /** `--help` and `--version` print and exit; any other argument is refused. */
@@ -169,17 +172,23 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
     }
   }, config.sweepIntervalSeconds * 1000)
 
+  // Webhook deliveries: rows polled by every process; each attempt is claimed by one of them.
+  const deliveries = startDeliveries({ ...services, log: (fields) => logError(fields) })
+
   let stopping = false
   const shutdown = async (signal: string) => {
     if (stopping) return
     stopping = true
     clearInterval(sweepTimer)
+    // Calls out finish and their outcomes are recorded; what is still due waits in the database.
+    const deliveriesStopped = deliveries.stop()
     // In-flight requests finish; a client stuck sending its request does not hold the shutdown past
     // the grace period.
     const graceOver = new Promise<'grace over'>((resolve) => setTimeout(() => resolve('grace over'), SHUTDOWN_GRACE_MS).unref?.())
     if ((await Promise.race([server.stop(), graceOver])) === 'grace over') {
       logError({ level: 'warn', msg: 'shutdown grace period over; closing with requests still open' })
     }
+    await deliveriesStopped
     await storage.close()
     log({ level: 'info', msg: 'stopped', signal })
     process.exit(0)

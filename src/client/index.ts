@@ -12,6 +12,8 @@ import { treaty, type Treaty } from '@elysiajs/eden'
 import type { App } from '../app'
 
 export type { App }
+/** Verifies a webhook delivery's `Sandbox-Signature` against the raw body and your endpoint's secret. */
+export { SIGNATURE_HEADER, verifyWebhook } from '../modules/events/signature'
 
 /** `baseUrl` is the sandbox's address; tests may pass the app itself to call it in-process. */
 export function createSandboxClient(baseUrl: string | App): Treaty.Create<App> {

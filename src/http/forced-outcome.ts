@@ -37,6 +37,10 @@ export const FORCED_OUTCOMES_AT = {
   [PATHS.cancel]: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
   [PATHS.read]: [...ANYWHERE, 'session_expired'],
   [PATHS.certificate]: [...ANYWHERE, 'session_expired'],
+  [PATHS.events]: [...ANYWHERE, 'session_expired'],
+  [PATHS.resend]: [...ANYWHERE, 'session_expired'],
+  [PATHS.webhook]: [...ANYWHERE, 'session_expired'],
+  [PATHS.webhookTest]: [...ANYWHERE, 'session_expired'],
 } as const satisfies Record<string, readonly (ForcedOutcome | BusinessOutcome)[]>
 
 export type Route = keyof typeof FORCED_OUTCOMES_AT

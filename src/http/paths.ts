@@ -8,6 +8,10 @@ export const PATHS = {
   cancel: '/api/sandbox/policy/:policy_ref/cancel',
   read: '/api/sandbox/policy/:policy_ref/read',
   certificate: '/api/sandbox/policy/:policy_ref/documents/policy_certificate',
+  events: '/api/sandbox/events',
+  resend: '/api/sandbox/events/:event_id/resend',
+  webhook: '/api/sandbox/webhook',
+  webhookTest: '/api/sandbox/webhook/test',
 } as const
 
 /** The documentation: the OpenAPI document and the docs page for people (with its two assets). */
@@ -19,7 +23,8 @@ export const INDEX_PATHS = ['/', '/api/sandbox'] as const
 /** The form of a `policy_ref`, the only reference a path carries. */
 export const POLICY_REF = /^pol_sbx_[0-9a-f]{20}$/
 
-const KNOWN = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)$/]
+const KNOWN = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)$/,
+  /^\/api\/sandbox\/(?:events|webhook|webhook\/test|events\/[^/]+\/resend)$/]
 const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 
 /** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */

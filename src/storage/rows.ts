@@ -2,7 +2,7 @@
  * @module The row shapes both engines store (same tables, same columns) and the records they make.
  * Trips, ages, plans, travellers and endorsement changes are stored as JSON text.
  */
-import type { EndorsementRecord, PolicyRecord, Quote, Source } from './storage'
+import type { Delivery, EndorsementRecord, EventRecord, ListedEvent, PolicyRecord, Quote, Source } from './storage'
 
 export interface QuoteRow {
   plan_id: string
@@ -103,4 +103,53 @@ export function endorsementFromRow(row: EndorsementRow): EndorsementRecord {
     premiumChangeMinor: row.premium_change_minor,
     createdAt: row.created_at,
   }
+}
+
+export interface EventRow {
+  id: number
+  ref: string
+  session_id: number
+  type: string
+  at: number
+  body: string
+}
+
+export interface AttemptRow {
+  event_id: number
+  attempt: number
+  at: number
+  status: number | null
+  error: string | null
+}
+
+export function eventFromRow(row: EventRow): EventRecord {
+  return { id: row.id, ref: row.ref, sessionId: row.session_id, type: row.type, at: row.at, body: row.body }
+}
+
+/** Events with their deliveries: `queued` maps an event id to its delivery's next attempt time. */
+export function listedEvents(rows: EventRow[], queued: Map<number, number | null>, attempts: AttemptRow[]): ListedEvent[] {
+  return rows.map((row) => ({
+    ...eventFromRow(row),
+    delivery: queued.has(row.id)
+      ? {
+          nextAt: queued.get(row.id)!,
+          attempts: attempts.filter((attempt) => attempt.event_id === row.id)
+            .map(({ attempt, at, status, error }) => ({ attempt, at, status, error })),
+        }
+      : null,
+  }))
+}
+
+export interface DeliveryRow {
+  event_id: number
+  attempts: number
+  ref: string
+  type: string
+  body: string
+  url: string
+  secret: string
+}
+
+export function deliveryFromRow(row: DeliveryRow): Delivery {
+  return { eventId: row.event_id, attempt: row.attempts + 1, ref: row.ref, type: row.type, body: row.body, webhook: { url: row.url, secret: row.secret } }
 }

@@ -101,11 +101,72 @@ export interface IdempotencyStore {
   save(sessionId: number, keyHash: string, fingerprint: string, response: unknown, now: number): Promise<void>
 }
 
+/** An event as it happens: `body` is the JSON delivered and listed, exactly. */
+export interface NewEvent {
+  ref: string
+  sessionId: number
+  type: string
+  /** When it happens: listed and delivered from then on (later than its change for a pending certificate's `document.ready`). */
+  at: number
+  body: string
+}
+
+export interface EventRecord extends NewEvent {
+  id: number
+}
+
+/** One delivery attempt: the receiver's HTTP status, or why there was none. */
+export interface AttemptRecord {
+  attempt: number
+  at: number
+  status: number | null
+  error: string | null
+}
+
+export interface ListedEvent extends EventRecord {
+  /** Null when the event was never queued for delivery (no webhook when it happened). */
+  delivery: { attempts: AttemptRecord[]; nextAt: number | null } | null
+}
+
+export interface EventStore {
+  /** Appends an event and, when the session has a webhook, queues its delivery: in the change's transaction (an outbox). */
+  append(event: NewEvent): Promise<void>
+  /** The session's events that have happened by `now`, after `afterId`, oldest first, at most `limit`. */
+  list(sessionId: number, afterId: number, now: number, limit: number): Promise<ListedEvent[]>
+  find(sessionId: number, ref: string): Promise<EventRecord | undefined>
+  /** Queues the event's delivery again from `now` (a resend), with every attempt of a first delivery; earlier attempts stay listed. */
+  requeue(eventId: number, now: number): Promise<void>
+}
+
+export interface Webhook {
+  url: string
+  secret: string
+}
+
+export interface WebhookStore {
+  find(sessionId: number): Promise<Webhook | undefined>
+  /** Registers or replaces the session's endpoint; null removes it and drops its pending deliveries. */
+  set(sessionId: number, webhook: Webhook | null, now: number): Promise<void>
+}
+
 export interface Stores {
   sessions: SessionStore
   quotes: QuoteStore
   policies: PolicyStore
   idempotency: IdempotencyStore
+  events: EventStore
+  webhooks: WebhookStore
+}
+
+/** A delivery claimed for one attempt, with its session's endpoint. */
+export interface Delivery {
+  eventId: number
+  /** This attempt's number since the event was queued (or queued again by a resend): 1 for the first. */
+  attempt: number
+  body: string
+  ref: string
+  type: string
+  webhook: Webhook
 }
 
 /** A session to create for an admitted request that brings none. */
@@ -153,6 +214,13 @@ export interface Storage extends Stores {
   allowance(keys: string[], now: number): Promise<RateStatus>
   /** Runs `work` in one transaction: all its writes commit together or none does. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>
+  /**
+   * Claims up to `limit` deliveries due at `now` for `leaseMs`: no other process or instance attempts
+   * them until the lease ends (a process that dies mid-attempt leaves them to the others after it).
+   */
+  claimDeliveries(now: number, leaseMs: number, limit: number): Promise<Delivery[]>
+  /** Records an attempt (numbered after the event's earlier ones) and when to try again (null: delivered, or given up). */
+  recordAttempt(eventId: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): Promise<void>
   /** One bounded pass of the expiry sweep; safe to run on every process and instance at once. */
   sweep(now: number): Promise<SweepResult>
   /** Resolves when the database takes a write; rejects with StorageUnavailable. */

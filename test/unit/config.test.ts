@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       corsOrigins: [],
       workers: 1,
       uat: null,
+      webhookTargets: 'any',
     })
   })
 
@@ -43,11 +44,19 @@ describe('loadConfig', () => {
         SANDBOX_SWEEP_INTERVAL_SECONDS: '7',
         SANDBOX_TRUST_PROXY: '2',
         SANDBOX_CORS_ORIGINS: 'https://tool.example, http://localhost:5173',
+        SANDBOX_WEBHOOK_TARGETS: 'public',
       }),
     ).toEqual({
       port: 8080, host: '127.0.0.1', dbPath: ':memory:', databaseUrl: null, dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90,
       sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, corsOrigins: ['https://tool.example', 'http://localhost:5173'], workers: 1, uat: null,
+      webhookTargets: 'public',
     })
+  })
+
+  test('webhooks deliver anywhere by default, only to public addresses by default with a shared database; another value stops start-up', () => {
+    expect(loadConfig({ SANDBOX_DATABASE_URL: 'postgres://u@127.0.0.1:5432/db' }).webhookTargets).toBe('public')
+    expect(loadConfig({ SANDBOX_DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', SANDBOX_WEBHOOK_TARGETS: 'any' }).webhookTargets).toBe('any')
+    expect(configError({ SANDBOX_WEBHOOK_TARGETS: 'private' }).message).toBe('SANDBOX_WEBHOOK_TARGETS must be one of any, public (got "private")')
   })
 
   test('SANDBOX_CORS_ORIGINS lists exact origins: a path, a wildcard or another scheme stops start-up', () => {

@@ -42,6 +42,8 @@ const ERROR_EXAMPLES: Record<ErrorCode, { message: string; details?: ErrorDetail
   policy_cancelled: { message: FAILURE_MESSAGE.policy_cancelled },
   document_not_ready: { message: 'The certificate is not ready yet; it will be at 2026-11-25T09:02:05.000Z.' },
   insurer_declined: { message: FAILURE_MESSAGE.insurer_declined },
+  event_not_found: { message: 'No event with this id exists in this session.' },
+  webhook_not_registered: { message: 'Register a webhook endpoint first (POST /api/sandbox/webhook).' },
   price_changed: {
     message: 'The premium at bind is 131.25 EUR, not the one expected; nothing was issued. Issue again with "expected_premium": 131.25 to accept it.',
     details: [{ field: 'expected_premium', issue: 'must be 131.25, the premium at bind, to accept it' }],

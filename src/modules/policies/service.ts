@@ -7,7 +7,7 @@ import { ApiError, FAILURE_MESSAGE, type ErrorDetail } from '../../errors'
 import { isoTimestamp, todayDayNumber } from '../../domain/dates'
 import { FORCED, type BusinessOutcome } from '../../http/forced-outcome'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
-import type { PolicyRecord, PolicyStore, Quote, Source } from '../../storage/storage'
+import type { PolicyRecord, PolicyStore, Quote, Source, Stores } from '../../storage/storage'
 import type { Services } from '../../services'
 import type { InsurerAdapter } from '../insurer/adapter'
 import { premiumInPaise, toAmount, toMinorUnits, type Plan } from '../plans/pricing'
@@ -15,7 +15,9 @@ import { sessionEnded } from '../session/service'
 import { checkedKey, commitOnce, earlierAnswer, fingerprint, upstreamKey } from './idempotency'
 import type { CancelRequest, IssueRequest, ModifyRequest } from './model'
 import { refundOf } from './refund'
-import { findPolicy, issuedPayload, refundView } from './read'
+import { findPolicy, issuedPayload, policyView, refundView } from './read'
+import { newEvent } from '../events/service'
+import type { EventType } from '../events/model'
 import { applyScenario, checkScenarioFields, type Correction } from './scenarios'
 
 /** How long a certificate stays `pending` after an issue with `Sandbox-Outcome: document_pending`. */
@@ -72,8 +74,8 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
     )
     : null
   const now = services.clock()
-  return commitOnce(services.storage, { id: session.id, now }, key, print, async ({ policies }) => {
-    const policy = await policies.insert({
+  return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
+    const policy = await stores.policies.insert({
       sessionId: session.id,
       ref: `pol_sbx_${hexId()}`,
       svcInsuranceId: `svc_sbx_${hexId()}`,
@@ -92,8 +94,16 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
       documentReadyAt: caller.outcome === 'document_pending' ? now + DOCUMENT_DELAY_MS : now,
       cancellation: null,
     })
+    await recordEvent(services, stores, session, 'policy.issued', policy, now)
+    await recordEvent(services, stores, session, 'document.ready', policy, policy.documentReadyAt)
     return { mode: policy.source, data: issuedPayload(services, policy, now) }
   })
+}
+
+/** The event of a change, with the policy as read-back shows it at `at`: written in the change's transaction. */
+async function recordEvent(services: Deps, stores: Stores, session: Caller['session'], type: EventType, policy: PolicyRecord, at: number) {
+  const view = policyView(services, policy, await stores.policies.endorsements(policy.id), at)
+  await stores.events.append(newEvent(session, type, view, at))
 }
 
 /**
@@ -149,16 +159,18 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
   const key = checkedKey(caller.idempotencyKey, caller.sessionToken)
   if (request.preview) return previewModify(services, caller, ref, request)
   const print = fingerprint(`modify ${ref}`, request)
-  const earlier = await earlierAnswer<Answer<Awaited<ReturnType<typeof endorse>>>>(services.storage, session.id, key, print)
+  const earlier = await earlierAnswer<Answer<Awaited<ReturnType<typeof endorse>>['answer']>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const policy = await livePolicy(services, session.id, ref)
-  if (policy.status === 'cancelled') return replayOrRefuse<Answer<Awaited<ReturnType<typeof endorse>>>>(services, session.id, key, print)
+  if (policy.status === 'cancelled') return replayOrRefuse<Answer<Awaited<ReturnType<typeof endorse>>['answer']>>(services, session.id, key, print)
   const upstream = policy.source === 'uat_gateway' ? await endorseUpstream(services, caller, policy, request, key, print) : null
   const now = services.clock()
   // The scenario is applied to the policy as it is now, in the transaction that writes it.
-  return commitOnce(services.storage, { id: session.id, now }, key, print, async ({ policies }) => {
-    const current = refuseCancelled(await findPolicy(policies, session.id, ref))
-    return { mode: current.source, data: await endorse(services, policies, current, request, now, upstream?.premiumMinor) }
+  return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
+    const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
+    const { updated, answer } = await endorse(services, stores.policies, current, request, now, upstream?.premiumMinor)
+    await recordEvent(services, stores, session, 'policy.endorsed', updated, now)
+    return { mode: current.source, data: answer }
   })
 }
 
@@ -256,10 +268,11 @@ async function endorse(services: Deps, policies: PolicyStore, policy: PolicyReco
   const premiumChangeMinor = premiumMinor - policy.premiumMinor
   const updated: PolicyRecord = { ...policy, ...correction, status: 'endorsed', premiumMinor, updatedAt: now }
   const sequence = await policies.endorse(updated, { scenario: request.scenario, changes: correction.changes, premiumChangeMinor, createdAt: now })
-  return {
+  const answer = {
     ...correctionPayload(services, policy, correction, premiumMinor),
     endorsement: { sequence, scenario: request.scenario, created_at: isoTimestamp(now) },
   }
+  return { updated, answer }
 }
 
 /**
@@ -280,11 +293,12 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
     ? await insurerOf(services).cancel({ upstreamRef: policy.upstreamRef!, dryRun: false }, { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, `cancel ${ref}`) })
     : null
   const now = services.clock()
-  return commitOnce(services.storage, { id: session.id, now }, key, print, async ({ policies }) => {
-    const current = refuseCancelled(await findPolicy(policies, session.id, ref))
+  return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
+    const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
     const refundMinor = upstream?.refundMinor ?? refundOf(current.trip, current.premiumMinor, todayDayNumber(now)).refundMinor
     const cancelled: PolicyRecord = { ...current, status: 'cancelled', cancellation: { at: now, refundMinor }, updatedAt: now }
-    await policies.cancel(cancelled)
+    await stores.policies.cancel(cancelled)
+    await recordEvent(services, stores, session, 'policy.cancelled', cancelled, now)
     return { mode: current.source, data: cancellationPayload(services, cancelled) }
   })
 }

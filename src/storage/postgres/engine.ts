@@ -9,6 +9,7 @@ import postgres, { type Sql } from 'postgres'
 import { decide, peek, type CounterReading, type WindowPolicy } from '../../domain/rate-window'
 import { StorageUnavailable, type Admission, type Storage, type Stores } from '../storage'
 import { BATCH, TOMBSTONE_MS, sweepInBatches } from '../sweep'
+import { deliveryFromRow, type DeliveryRow } from '../rows'
 import { asStorageError } from './faults'
 import { migrate } from './migrations'
 import { postgresStores } from './stores'
@@ -35,7 +36,7 @@ function guardedStores(stores: Stores): Stores {
   const wrap = <Store extends object>(store: Store): Store =>
     Object.fromEntries(Object.entries(store).map(([name, method]) =>
       [name, (...args: unknown[]) => guarded(() => (method as (...args: unknown[]) => Promise<unknown>)(...args))])) as Store
-  return { sessions: wrap(stores.sessions), quotes: wrap(stores.quotes), policies: wrap(stores.policies), idempotency: wrap(stores.idempotency) }
+  return Object.fromEntries(Object.entries(stores).map(([name, store]) => [name, wrap(store)])) as unknown as Stores
 }
 
 /**
@@ -84,6 +85,8 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
         await tx`DELETE FROM quotes WHERE session_id = ANY(${claimed}::bigint[])`
         await tx`DELETE FROM policies WHERE session_id = ANY(${claimed}::bigint[])`
         await tx`DELETE FROM idempotency WHERE session_id = ANY(${claimed}::bigint[])`
+        await tx`DELETE FROM events WHERE session_id = ANY(${claimed}::bigint[])`
+        await tx`DELETE FROM webhooks WHERE session_id = ANY(${claimed}::bigint[])`
         await tx`UPDATE sessions SET purged = true WHERE id = ANY(${claimed}::bigint[])`
       }
       const forgotten = await tx`
@@ -135,6 +138,28 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
     }),
 
     transaction: (work) => guarded(() => inTransaction(sql, (connection) => work(postgresStores(connection, true)))),
+
+    claimDeliveries: (now, leaseMs, limit) => guarded(async () => {
+      const rows = await sql<DeliveryRow[]>`
+        WITH due AS (
+          SELECT event_id FROM deliveries WHERE next_at <= ${now} AND claimed_until <= ${now}
+          ORDER BY next_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+        UPDATE deliveries d SET claimed_until = ${now + leaseMs}
+        FROM due, events e, webhooks w
+        WHERE d.event_id = due.event_id AND e.id = d.event_id AND w.session_id = e.session_id
+        RETURNING d.event_id, d.attempts, e.ref, e.type, e.body, w.url, w.secret`
+      return rows.map(deliveryFromRow)
+    }),
+
+    recordAttempt: (eventId, attempt, nextAt) => guarded(() => inTransaction(sql, async (tx) => {
+      await tx`INSERT INTO delivery_attempts (event_id, attempt, at, status, error)
+        SELECT ${eventId}, COALESCE(MAX(attempt), 0) + 1, ${attempt.at}, ${attempt.status}, ${attempt.error} FROM delivery_attempts WHERE event_id = ${eventId}`
+      // An endpoint removed while the attempt was out leaves nothing to try again.
+      await tx`
+        UPDATE deliveries d SET attempts = attempts + 1, claimed_until = 0,
+          next_at = CASE WHEN EXISTS (SELECT 1 FROM events e JOIN webhooks w ON w.session_id = e.session_id WHERE e.id = d.event_id) THEN ${nextAt}::bigint END
+        WHERE d.event_id = ${eventId}`
+    })),
 
     sweep: (now) => guarded(async () => {
       offset = await databaseClockOffset(sql)

@@ -196,6 +196,41 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE policies ADD COLUMN cancelled_at bigint;
   ALTER TABLE policies ADD COLUMN refund_minor bigint;
   `,
+  // 3: events, an outbox written in the transaction of the change each reports; the session's one
+  // webhook endpoint; deliveries, rows rather than timers so that they survive a restart, each claimed
+  // by one instance at a time; and every delivery attempt's outcome.
+  `
+  CREATE TABLE webhooks (
+    session_id bigint PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    url        text   NOT NULL,
+    secret     text   NOT NULL,
+    created_at bigint NOT NULL
+  );
+  CREATE TABLE events (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    ref        text   NOT NULL UNIQUE,
+    session_id bigint NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    type       text   NOT NULL,
+    at         bigint NOT NULL,
+    body       text   NOT NULL
+  );
+  CREATE INDEX events_by_session ON events (session_id, id);
+  CREATE TABLE deliveries (
+    event_id      bigint  PRIMARY KEY REFERENCES events (id) ON DELETE CASCADE,
+    attempts      integer NOT NULL DEFAULT 0,
+    next_at       bigint,
+    claimed_until bigint  NOT NULL DEFAULT 0
+  );
+  CREATE INDEX deliveries_due ON deliveries (next_at) WHERE next_at IS NOT NULL;
+  CREATE TABLE delivery_attempts (
+    event_id bigint  NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+    attempt  integer NOT NULL,
+    at       bigint  NOT NULL,
+    status   integer,
+    error    text,
+    PRIMARY KEY (event_id, attempt)
+  );
+  `,
 ]
 
 /** Brings the database up to the newest schema; safe when several instances start at once. */

@@ -6,7 +6,11 @@
  */
 import type { Sql } from 'postgres'
 import type { Connection } from './transaction'
-import { endorsementFromRow, policyFromRow, quoteFromRow, quoteToRow, unsavedQuotes, type EndorsementRow, type PolicyRow, type QuoteRow } from '../rows'
+import {
+  endorsementFromRow, eventFromRow, listedEvents, policyFromRow, quoteFromRow, quoteToRow, unsavedQuotes,
+  type AttemptRow, type EndorsementRow, type EventRow, type PolicyRow, type QuoteRow,
+} from '../rows'
+import type { Webhook } from '../storage'
 import type { Stores } from '../storage'
 
 export function postgresStores(sql: Sql<any> | Connection, locking: boolean): Stores {
@@ -81,6 +85,51 @@ export function postgresStores(sql: Sql<any> | Connection, locking: boolean): St
         await sql`
           UPDATE policies SET status = ${policy.status}, cancelled_at = ${at}, refund_minor = ${refundMinor}, updated_at = ${policy.updatedAt}
           WHERE id = ${policy.id}`
+      },
+    },
+
+    events: {
+      async append(event) {
+        const [inserted] = await sql<{ id: number }[]>`
+          INSERT INTO events (ref, session_id, type, at, body) VALUES (${event.ref}, ${event.sessionId}, ${event.type}, ${event.at}, ${event.body})
+          RETURNING id`
+        await sql`
+          INSERT INTO deliveries (event_id, next_at) SELECT ${inserted!.id}, ${event.at}
+          WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ${event.sessionId})`
+      },
+      async list(sessionId, afterId, now, limit) {
+        const rows = await sql<EventRow[]>`
+          SELECT * FROM events WHERE session_id = ${sessionId} AND id > ${afterId} AND at <= ${now} ORDER BY id LIMIT ${limit}`
+        const ids = rows.map((row) => row.id)
+        const queued = await sql<{ event_id: number; next_at: number | null }[]>`SELECT event_id, next_at FROM deliveries WHERE event_id = ANY(${ids}::bigint[])`
+        const attempts = await sql<AttemptRow[]>`SELECT * FROM delivery_attempts WHERE event_id = ANY(${ids}::bigint[]) ORDER BY event_id, attempt`
+        return listedEvents(rows, new Map(queued.map((row) => [row.event_id, row.next_at])), attempts)
+      },
+      async find(sessionId, ref) {
+        const [row] = await sql<EventRow[]>`SELECT * FROM events WHERE session_id = ${sessionId} AND ref = ${ref}`
+        return row && eventFromRow(row)
+      },
+      async requeue(eventId, now) {
+        await sql`
+          INSERT INTO deliveries (event_id, next_at) VALUES (${eventId}, ${now})
+          ON CONFLICT (event_id) DO UPDATE SET attempts = 0, next_at = excluded.next_at, claimed_until = 0`
+      },
+    },
+
+    webhooks: {
+      async find(sessionId) {
+        const [row] = await sql<Webhook[]>`SELECT url, secret FROM webhooks WHERE session_id = ${sessionId}`
+        return row
+      },
+      async set(sessionId, webhook, now) {
+        if (webhook) {
+          await sql`
+            INSERT INTO webhooks (session_id, url, secret, created_at) VALUES (${sessionId}, ${webhook.url}, ${webhook.secret}, ${now})
+            ON CONFLICT (session_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, created_at = excluded.created_at`
+          return
+        }
+        await sql`DELETE FROM webhooks WHERE session_id = ${sessionId}`
+        await sql`UPDATE deliveries SET next_at = NULL WHERE next_at IS NOT NULL AND event_id IN (SELECT id FROM events WHERE session_id = ${sessionId})`
       },
     },
 

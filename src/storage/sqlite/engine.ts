@@ -10,6 +10,7 @@ import { sweepInBatches } from '../sweep'
 import { immediate, type SqliteDriver } from './driver'
 import { asStorageError } from './faults'
 import { groupCommit, type Member } from './group-commit'
+import { deliveryQueue, eventStore, webhookStore } from './events'
 import { idempotencyStore } from './idempotency'
 import { limitSize, migrate } from './migrations'
 import { policyStore } from './policies'
@@ -41,6 +42,8 @@ function asyncStores(db: SqliteDriver, run: <T>(work: () => T) => Promise<T>): S
   const quotes = quoteStore(db)
   const policies = policyStore(db)
   const idempotency = idempotencyStore(db)
+  const events = eventStore(db)
+  const webhooks = webhookStore(db)
   return {
     sessions: { isLive: (id, now) => run(() => sessions.isLive(id, now)) },
     quotes: {
@@ -59,6 +62,16 @@ function asyncStores(db: SqliteDriver, run: <T>(work: () => T) => Promise<T>): S
       find: (sessionId, keyHash) => run(() => idempotency.find(sessionId, keyHash)),
       save: (sessionId, keyHash, print, response, now) => run(() => idempotency.save(sessionId, keyHash, print, response, now)),
     },
+    events: {
+      append: (event) => run(() => events.append(event)),
+      list: (sessionId, afterId, now, limit) => run(() => events.list(sessionId, afterId, now, limit)),
+      find: (sessionId, ref) => run(() => events.find(sessionId, ref)),
+      requeue: (eventId, now) => run(() => events.requeue(eventId, now)),
+    },
+    webhooks: {
+      find: (sessionId) => run(() => webhooks.find(sessionId)),
+      set: (sessionId, webhook, now) => run(() => webhooks.set(sessionId, webhook, now)),
+    },
   }
 }
 
@@ -70,6 +83,7 @@ export function sqliteStorage(db: SqliteDriver, options: SqliteOptions): Storage
   const rates = rateLimitStore(db, { limit: options.rateLimit, windowMs: options.rateWindowMs })
   const batch = sweepBatch(db, options.rateWindowMs, withHeadroom)
   const join = groupCommit(db, exclusive)
+  const deliveries = deliveryQueue(db)
 
   /**
    * Session expiry and a refusal are read before the batch, outside the write lock; what may be
@@ -124,6 +138,10 @@ export function sqliteStorage(db: SqliteDriver, options: SqliteOptions): Storage
     allowance: (keys, now) => exclusive(() => rates.peek(keys, now)),
 
     transaction: (work) => join({ work: () => work(inTransaction) }),
+
+    claimDeliveries: (now, leaseMs, limit) => exclusive(() => deliveries.claim(now, leaseMs, limit)),
+
+    recordAttempt: (eventId, attempt, nextAt) => exclusive(() => deliveries.record(eventId, attempt, nextAt)),
 
     sweep: (now) => sweepInBatches((at) => exclusive(() => batch(at)), now),
 

@@ -118,6 +118,41 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE policies ADD COLUMN cancelled_at INTEGER;
   ALTER TABLE policies ADD COLUMN refund_minor INTEGER;
   `,
+  // 6: events, an outbox written in the transaction of the change each reports; the session's one
+  // webhook endpoint; deliveries, rows rather than timers so that they survive a restart, each claimed
+  // by one process at a time; and every delivery attempt's outcome.
+  `
+  CREATE TABLE webhooks (
+    session_id INTEGER PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    url        TEXT    NOT NULL,
+    secret     TEXT    NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE events (
+    id         INTEGER PRIMARY KEY,
+    ref        TEXT    NOT NULL UNIQUE,
+    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    type       TEXT    NOT NULL,
+    at         INTEGER NOT NULL,
+    body       TEXT    NOT NULL
+  );
+  CREATE INDEX events_by_session ON events (session_id, id);
+  CREATE TABLE deliveries (
+    event_id      INTEGER PRIMARY KEY REFERENCES events (id) ON DELETE CASCADE,
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    next_at       INTEGER,
+    claimed_until INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX deliveries_due ON deliveries (next_at) WHERE next_at IS NOT NULL;
+  CREATE TABLE delivery_attempts (
+    event_id INTEGER NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+    attempt  INTEGER NOT NULL,
+    at       INTEGER NOT NULL,
+    status   INTEGER,
+    error    TEXT,
+    PRIMARY KEY (event_id, attempt)
+  ) WITHOUT ROWID;
+  `,
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

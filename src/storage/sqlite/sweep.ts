@@ -11,7 +11,7 @@ import { rateCounterTidier } from './rate-limits'
 /** One bounded batch of the sweep, in one short transaction. */
 export function sweepBatch(db: SqliteDriver, windowMs: number, withHeadroom: <T>(work: () => T) => T = (work) => work()) {
   const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
-  const owned = ['quotes', 'policies', 'idempotency'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
+  const owned = ['quotes', 'policies', 'idempotency', 'events', 'webhooks'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
   const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
   const forget = db.prepare(
     'DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purged = 1 AND expires_at <= ? LIMIT ?)',

@@ -1,0 +1,95 @@
+/**
+ * @module Events: written in the transaction of the change they report (an outbox), so an
+ * acknowledged change always has its event and a failed one never has; listed per session, oldest
+ * first; and queued for the session's one webhook endpoint (delivery.ts sends them).
+ */
+import { randomBytes } from 'node:crypto'
+import { isoTimestamp } from '../../domain/dates'
+import { ApiError, throwIfInvalid } from '../../errors'
+import type { ListedEvent, NewEvent, Stores } from '../../storage/storage'
+import type { Services } from '../../services'
+import { inLiveSession } from '../session/service'
+import { EVENT_TYPES, type EventType, type EventsRequest, type ListedEventView } from './model'
+import { targetProblem } from './outbound'
+
+const EVENT_REF = /^evt_[0-9a-f]{20}$/
+const PAGE = 100
+const TEST_MESSAGE = 'A test event from the travel protection sandbox.'
+
+type Deps = Pick<Services, 'storage' | 'clock' | 'config'>
+type Session = { id: number; ref: string }
+
+/** An event of `session`, happening at `at`; its body is what is delivered and listed, byte for byte. */
+export function newEvent(session: Session, type: EventType, data: unknown, at: number): NewEvent {
+  const ref = `evt_${randomBytes(10).toString('hex')}`
+  return { ref, sessionId: session.id, type, at, body: JSON.stringify({ id: ref, type, created_at: isoTimestamp(at), session_ref: session.ref, data }) }
+}
+
+/** The session's events that have happened by now, after the cursor, oldest first. */
+export async function listEvents(services: Deps, session: Session, request: EventsRequest) {
+  const limit = request.limit ?? PAGE
+  const now = services.clock()
+  const rows = await inLiveSession(services.storage, session.id, now, async ({ events }) => {
+    const after = request.after === undefined ? 0 : (await events.find(session.id, request.after))?.id
+    if (after === undefined) throwIfInvalid([{ field: 'after', issue: 'must be the id of an event of this session' }])
+    return events.list(session.id, after!, now, limit + 1)
+  })
+  const page = rows.slice(0, limit)
+  return { events: page.map(eventView), next_cursor: page.at(-1)?.ref ?? request.after ?? null, has_more: rows.length > limit }
+}
+
+function eventView(event: ListedEvent): ListedEventView {
+  const { delivery } = event
+  const last = delivery?.attempts.at(-1)
+  const delivered = last?.status != null && last.status >= 200 && last.status < 300
+  return {
+    ...JSON.parse(event.body),
+    delivery: delivery && {
+      state: delivery.nextAt !== null ? 'pending' : delivered ? 'delivered' : 'failed',
+      attempts: delivery.attempts.map((attempt) => ({ ...attempt, at: isoTimestamp(attempt.at) })),
+      next_attempt_at: delivery.nextAt === null ? null : isoTimestamp(delivery.nextAt),
+    },
+  }
+}
+
+/**
+ * Registers (or replaces, with a new secret) the session's endpoint, or removes it (`null`, which
+ * drops the deliveries still pending). The secret is answered this once.
+ */
+export async function registerWebhook(services: Deps, session: Session, url: string | null) {
+  const problem = url === null ? null : await targetProblem(url, services.config.webhookTargets)
+  if (problem) throwIfInvalid([{ field: 'url', issue: problem }])
+  const secret = url === null ? undefined : `whsec_${randomBytes(24).toString('hex')}`
+  const now = services.clock()
+  await inLiveSession(services.storage, session.id, now, ({ webhooks }) => webhooks.set(session.id, url === null ? null : { url, secret: secret! }, now))
+  return { url, ...(secret && { secret }), event_types: [...EVENT_TYPES] }
+}
+
+async function requireWebhook(stores: Stores, sessionId: number): Promise<void> {
+  if (!(await stores.webhooks.find(sessionId))) {
+    throw new ApiError('webhook_not_registered', 'Register a webhook endpoint first (POST /api/sandbox/webhook).')
+  }
+}
+
+/** A `webhook.test` event, delivered like any other. */
+export async function sendTestEvent(services: Deps, session: Session) {
+  const now = services.clock()
+  const event = newEvent(session, 'webhook.test', { message: TEST_MESSAGE }, now)
+  await inLiveSession(services.storage, session.id, now, async (stores) => {
+    await requireWebhook(stores, session.id)
+    await stores.events.append(event)
+  })
+  return JSON.parse(event.body)
+}
+
+/** Queues the event for delivery again, now, with the same id and body and a full set of attempts. */
+export async function resendEvent(services: Deps, session: Session, ref: string) {
+  const now = services.clock()
+  await inLiveSession(services.storage, session.id, now, async (stores) => {
+    const event = EVENT_REF.test(ref) ? await stores.events.find(session.id, ref) : undefined
+    if (!event || event.at > now) throw new ApiError('event_not_found', 'No event with this id exists in this session.')
+    await requireWebhook(stores, session.id)
+    await stores.events.requeue(event.id, now)
+  })
+  return { event_id: ref, next_attempt_at: isoTimestamp(now) }
+}

@@ -1,0 +1,221 @@
+/**
+ * Events and signed webhooks, on every target, with a real receiver on loopback: each change's
+ * event arrives once, signed; a failing receiver gets it again with back-off; the pull list shows
+ * what was pushed, with every attempt; a server killed with deliveries pending delivers them after
+ * its restart; hosted mode refuses every address that is not public.
+ */
+import { randomUUID } from 'node:crypto'
+import { verifyWebhook } from '../../src/modules/events/signature'
+import { API, addDays, ages, expect, fails, issuePolicy, ok, searchBody, searchPlans, test, tripFrom } from './support/api'
+import { startReceiver, type Receiver } from './support/receiver'
+
+const EVENTS = '/api/sandbox/events'
+const WEBHOOK = '/api/sandbox/webhook'
+const resendPath = (id: string) => `/api/sandbox/events/${id}/resend`
+
+type Client = Parameters<typeof searchPlans>[0]
+
+async function register(client: Client, url: string): Promise<string> {
+  const answer = (await ok(await client.post(WEBHOOK, { data: { url } }))).data
+  expect(answer.url).toBe(url)
+  expect(answer.secret).toMatch(/^whsec_[0-9a-f]{48}$/)
+  return answer.secret
+}
+
+async function listed(client: Client, body: object = {}) {
+  return (await ok(await client.post(EVENTS, { data: body }))).data
+}
+
+/** Waits until the receiver holds `count` deliveries. */
+const receivedAll = (receiver: Receiver, count: number, timeout = 20_000) =>
+  expect.poll(() => receiver.received.length, { timeout }).toBeGreaterThanOrEqual(count)
+
+let receivers: Receiver[] = []
+test.afterEach(async () => {
+  await Promise.all(receivers.map((receiver) => receiver.close()))
+  receivers = []
+})
+async function receiver(port?: number) {
+  const started = await startReceiver(port)
+  receivers.push(started)
+  return started
+}
+
+test.describe('events and webhooks', () => {
+  test('every change arrives once, signed, with the policy as read-back shows it; the pull list shows the same bodies, delivered', async ({ request }) => {
+    const hooks = await receiver()
+    const secret = await register(request, hooks.url)
+    const { policy, trip } = await issuePolicy(request, { trip: tripFrom(9, 6), travellers: ages(38) })
+    await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) } }))
+    await ok(await request.post(API.cancel(policy.policy_ref)))
+    const test = (await ok(await request.post(`${WEBHOOK}/test`))).data
+    expect(test.type).toBe('webhook.test')
+
+    await receivedAll(hooks, 5)
+    const byType = new Map(hooks.events().map((event) => [event.type, event]))
+    expect(hooks.events().map((event) => event.type).sort()).toEqual(['document.ready', 'policy.cancelled', 'policy.endorsed', 'policy.issued', 'webhook.test'])
+    expect(new Set(hooks.events().map((event) => event.id)).size).toBe(5) // each once
+    for (const delivery of hooks.received) {
+      expect(verifyWebhook(secret, delivery.headers['sandbox-signature'] as string, delivery.body)).toBe(true)
+      expect(verifyWebhook(secret.replace(/.$/, (c) => (c === '0' ? '1' : '0')), delivery.headers['sandbox-signature'] as string, delivery.body)).toBe(false)
+      expect(delivery.headers['content-type']).toBe('application/json')
+      expect(delivery.headers['sandbox-event-id']).toBe(JSON.parse(delivery.body).id)
+    }
+    const read = (await ok(await request.post(API.read(policy.policy_ref)))).data
+    expect(byType.get('policy.cancelled')!.data).toEqual(read)
+    expect(byType.get('policy.issued')!.data).toMatchObject({ policy_ref: policy.policy_ref, status: 'issued', endorsements: [] })
+    expect(byType.get('policy.endorsed')!.data.endorsements).toHaveLength(1)
+    expect(byType.get('document.ready')!.data.documents[0].state).toBe('ready')
+    expect(byType.get('webhook.test')).toEqual(test)
+
+    // The pull list: oldest first, each body as pushed, its one attempt answered 200.
+    await expect.poll(async () => (await listed(request)).events.every((event: any) => event.delivery?.state === 'delivered'), { timeout: 10_000 }).toBe(true)
+    const { events, has_more } = await listed(request)
+    expect(has_more).toBe(false)
+    expect(events.map((event: any) => event.type)).toEqual(['policy.issued', 'document.ready', 'policy.endorsed', 'policy.cancelled', 'webhook.test'])
+    for (const event of events) {
+      const { delivery, ...body } = event
+      expect(body).toEqual(hooks.events().find((pushed) => pushed.id === event.id))
+      expect(delivery.attempts).toEqual([{ attempt: 1, at: expect.any(String), status: 200, error: null }])
+      expect(delivery.next_attempt_at).toBeNull()
+    }
+  })
+
+  test('a receiver that fails twice gets the event on the third attempt; the pull list shows all three', async ({ request }) => {
+    const hooks = await receiver()
+    hooks.failNext(500, 503)
+    await register(request, hooks.url)
+    const test = (await ok(await request.post(`${WEBHOOK}/test`))).data
+    await receivedAll(hooks, 3)
+    expect(hooks.received.map((delivery) => delivery.status)).toEqual([500, 503, 200])
+    expect(new Set(hooks.events().map((event) => event.id))).toEqual(new Set([test.id]))
+    // Back-off: at least 1 s, then at least 5 s, between the attempts.
+    expect(hooks.received[1]!.at - hooks.received[0]!.at).toBeGreaterThanOrEqual(1_000)
+    expect(hooks.received[2]!.at - hooks.received[1]!.at).toBeGreaterThanOrEqual(5_000)
+    await expect.poll(async () => (await listed(request)).events[0].delivery.state, { timeout: 10_000 }).toBe('delivered')
+    const [event] = (await listed(request)).events
+    expect(event.delivery.attempts.map((attempt: any) => [attempt.attempt, attempt.status])).toEqual([[1, 500], [2, 503], [3, 200]])
+  })
+
+  test('events without an endpoint are listed, undelivered; a resend delivers the same event once one is registered', async ({ request }) => {
+    const { policy } = await issuePolicy(request)
+    const { events } = await listed(request)
+    expect(events.map((event: any) => [event.type, event.delivery])).toEqual([['policy.issued', null], ['document.ready', null]])
+    await fails(await request.post(resendPath(events[0].id)), 409, 'webhook_not_registered')
+    await fails(await request.post(`${WEBHOOK}/test`), 409, 'webhook_not_registered')
+    const hooks = await receiver()
+    await register(request, hooks.url)
+    await ok(await request.post(resendPath(events[0].id)))
+    await receivedAll(hooks, 1)
+    const [pushed] = hooks.events()
+    expect(pushed).toEqual({ id: events[0].id, type: 'policy.issued', created_at: events[0].created_at, session_ref: events[0].session_ref, data: events[0].data })
+    expect(pushed!.data.policy_ref).toBe(policy.policy_ref)
+    await fails(await request.post(resendPath('evt_00000000000000000000')), 404, 'event_not_found')
+    await fails(await request.post(resendPath('not-an-event')), 404, 'event_not_found')
+  })
+
+  test('a pending certificate\'s document.ready is listed and delivered only once it is ready', async ({ request }) => {
+    const hooks = await receiver()
+    await register(request, hooks.url)
+    const trip = tripFrom(5, 6)
+    const { plans } = await searchPlans(request, searchBody(trip, ages(33)))
+    const policy = (await ok(await request.post(API.issue, { data: { plan_id: plans[0].plan_id, trip, travellers: ages(33) }, headers: { 'sandbox-outcome': 'document_pending' } }))).data
+    const readyAt = Date.parse(policy.documents[0].ready_at)
+    await receivedAll(hooks, 2)
+    const ready = hooks.received.find((delivery) => JSON.parse(delivery.body).type === 'document.ready')!
+    expect(ready.at).toBeGreaterThanOrEqual(readyAt)
+    expect(JSON.parse(ready.body).created_at).toBe(policy.documents[0].ready_at)
+    expect(JSON.parse(ready.body).data.documents[0].state).toBe('ready')
+  })
+
+  test('the list pages with after and limit; an unknown cursor is validation_failed', async ({ request }) => {
+    await issuePolicy(request)
+    await issuePolicy(request)
+    const first = await listed(request, { limit: 3 })
+    expect(first.events).toHaveLength(3)
+    expect(first.has_more).toBe(true)
+    const rest = await listed(request, { after: first.next_cursor })
+    expect(rest.events).toHaveLength(1)
+    expect(rest.has_more).toBe(false)
+    expect(rest.next_cursor).toBe(rest.events[0].id)
+    expect((await listed(request, { after: rest.next_cursor })).events).toEqual([])
+    const error = await fails(await request.post(EVENTS, { data: { after: 'evt_00000000000000000000' } }), 422, 'validation_failed')
+    expect(error.details).toEqual([{ field: 'after', issue: 'must be the id of an event of this session' }])
+    await fails(await request.post(EVENTS, { data: { limit: 0 } }), 422, 'validation_failed')
+  })
+
+  test('events are the session\'s own: another session lists none of them and cannot resend them', async ({ request, newClient }) => {
+    await issuePolicy(request)
+    const { events } = await listed(request)
+    const other = await newClient()
+    expect((await listed(other)).events).toEqual([])
+    await fails(await other.post(resendPath(events[0].id)), 404, 'event_not_found')
+  })
+
+  test('removing the endpoint ({"url": null}) drops what is pending; registering again gives a new secret', async ({ request }) => {
+    const first = await register(request, `http://127.0.0.1:9/${randomUUID()}`) // discard port: nothing answers
+    const second = await register(request, `http://127.0.0.1:9/${randomUUID()}`)
+    expect(second).not.toBe(first)
+    await issuePolicy(request)
+    expect((await ok(await request.post(WEBHOOK, { data: { url: null } }))).data).toEqual({ url: null, event_types: expect.any(Array) })
+    await expect.poll(async () => (await listed(request)).events.map((event: any) => event.delivery.state), { timeout: 10_000 })
+      .toEqual(['failed', 'failed'])
+  })
+
+  test('a URL that is not http(s) is validation_failed; one with credentials is refused as personal data; neither is repeated', async ({ request }) => {
+    for (const url of ['ftp://127.0.0.1/hooks', 'not a url']) {
+      const error = await fails(await request.post(WEBHOOK, { data: { url } }), 422, 'validation_failed')
+      expect(error.details).toEqual([{ field: 'url', issue: 'must be an http or https URL' }])
+    }
+    const error = await fails(await request.post(WEBHOOK, { data: { url: 'http://ann:secret@127.0.0.1/hooks' } }), 422, 'pii_not_allowed')
+    expect(JSON.stringify(error)).not.toContain('secret')
+  })
+})
+
+test.describe('webhooks on a hosted server (SANDBOX_WEBHOOK_TARGETS=public)', () => {
+  test('loopback, private, link-local and reserved targets are refused, including a host name that resolves to one; so are other ports', async ({ launch, playwright }) => {
+    const server = await launch('webhooks-public', { SANDBOX_WEBHOOK_TARGETS: 'public' })
+    const client = await playwright.request.newContext({ baseURL: server.url })
+    try {
+      for (const url of [
+        'http://127.0.0.1/hooks', 'http://localhost/hooks', 'http://10.1.2.3/hooks', 'http://172.16.0.1/', 'http://192.168.1.1/',
+        'http://169.254.169.254/latest/meta-data', 'http://[::1]/hooks', 'http://[fe80::1]/hooks', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/',
+        'http://0.0.0.0/', 'http://100.64.0.1/', 'http://93.184.215.14:8080/hooks', 'https://93.184.215.14:22/',
+      ]) {
+        const error = await fails(await client.post(WEBHOOK, { data: { url } }), 422, 'validation_failed')
+        expect(error.details![0]!.field, url).toBe('url')
+      }
+      // Nothing was registered.
+      await fails(await client.post(`${WEBHOOK}/test`), 409, 'webhook_not_registered')
+    } finally {
+      await client.dispose()
+    }
+  })
+})
+
+test.describe('deliveries survive a crash', () => {
+  test('a server SIGKILLed with deliveries pending delivers them after its restart', async ({ launch, playwright }) => {
+    test.setTimeout(90_000)
+    const first = await launch('webhooks-crash')
+    const client = await playwright.request.newContext({ baseURL: first.url })
+    try {
+      // The receiver is not up yet: the first attempts fail, the deliveries stay pending.
+      const hooks = await receiver()
+      const port = Number(new URL(hooks.url).port)
+      await hooks.close()
+      receivers = []
+      await register(client, `http://127.0.0.1:${port}/hooks/sandbox`)
+      const { policy } = await issuePolicy(client)
+      await first.stop('SIGKILL')
+
+      const back = await receiver(port)
+      const second = await launch('webhooks-crash', {}, first.dbPath)
+      await receivedAll(back, 2, 45_000)
+      expect(back.events().map((event) => event.type).sort()).toEqual(['document.ready', 'policy.issued'])
+      expect(back.events().every((event) => event.data.policy_ref === policy.policy_ref)).toBe(true)
+      void second
+    } finally {
+      await client.dispose()
+    }
+  })
+})
