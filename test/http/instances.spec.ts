@@ -6,6 +6,7 @@
  * - a burst of concurrent calls admits exactly the limit, per session and per network;
  * - concurrent repeats of one Idempotency-Key on both instances make one policy;
  * - a cancellation repeated on both instances cancels once;
+ * - webhook deliveries are shared: each event arrives once;
  * - SIGKILL of one instance under load loses no acknowledged write;
  * - both instances sweep, and no expired session is swept twice.
  *
@@ -19,6 +20,7 @@ import {
   type Reply,
 } from './support/hardening'
 import { countRows } from './support/store'
+import { startReceiver } from './support/receiver'
 import { before, withTimeSpans } from '../support/wait'
 
 const LIMIT = 50
@@ -143,6 +145,32 @@ test.describe('several instances on one database', () => {
       for (const reply of racing.filter((answer) => answer.status === 409)) expect(replyProblems(reply, 409, 'policy_cancelled')).toEqual([])
       expect(await countRows(dbPath, 'policies', "status = 'cancelled'")).toBe(2)
     })
+  })
+
+  test('both instances deliver webhooks, and each event arrives exactly once', async () => {
+    test.setTimeout(60_000)
+    const hooks = await startReceiver()
+    try {
+      await withPair('instances-webhooks', { SANDBOX_RATE_LIMIT: '100000', SANDBOX_WEBHOOK_TARGETS: 'any' }, async (pair) => {
+        const network = uniqueNetwork()
+        const cookie = (await call(pair[0]!.url, PATH.session, { network })).token!
+        expectOk(await call(pair[1]!.url, '/api/sandbox/webhook', { body: { url: hooks.url }, cookie, network }))
+        const body = searchBody()
+        const plans = expectOk(await call(pair[0]!.url, PATH.search, { body, cookie, network })).plans
+        // 20 policies, issued on both instances at once: 40 events for two pollers to share.
+        const issued = await Promise.all(Array.from({ length: 20 }, (_, index) =>
+          call(pair[index % 2]!.url, PATH.issue, { body: { plan_id: plans[0].plan_id, ...body }, cookie, network, timeoutMs: 30_000 })))
+        expect(issued.filter((reply) => reply.status !== 200).map((reply) => reply.text)).toEqual([])
+        await expect.poll(() => hooks.received.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(40)
+        // Any attempt made twice would have arrived by now too.
+        await sleep(1_000)
+        const ids = hooks.events().map((event) => event.id)
+        expect(ids).toHaveLength(40)
+        expect(new Set(ids).size).toBe(40)
+      })
+    } finally {
+      await hooks.close()
+    }
   })
 
   test('SIGKILL of one instance under load loses no acknowledged write', async () => {

@@ -23,16 +23,27 @@ for (const [network, prefix] of [
   ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv4')
 for (const [network, prefix] of [
-  ['::', 127], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+  ['::', 127], ['64:ff9b::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
 ] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv6')
 
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 0) return false
-  // An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1]
+  const mapped = family === 6 ? mappedIpv4(address) : null
   if (mapped) return !NOT_PUBLIC.check(mapped, 'ipv4')
   return !NOT_PUBLIC.check(address, family === 6 ? 'ipv6' : 'ipv4')
+}
+
+/**
+ * The IPv4 address an IPv4-mapped IPv6 address carries (`::ffff:127.0.0.1`, or `::ffff:7f00:1` as
+ * URLs write it), which is judged as that IPv4 address: runtimes disagree on whether BlockList does.
+ */
+function mappedIpv4(address: string): string | null {
+  const match = /^(?:0{1,4}:){0,4}:?(?:0{1,4}:)?ffff:(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address)
+  if (!match) return null
+  if (match[1]) return match[1]
+  const [high, low] = [parseInt(match[2]!, 16), parseInt(match[3]!, 16)]
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.')
 }
 
 /** Why a webhook URL cannot be registered (words for `details`), or null. Resolves its host name for `public`. */

@@ -1,0 +1,55 @@
+/**
+ * Webhook signatures (the typed client's `verifyWebhook` is this one) and which targets a hosted
+ * sandbox refuses, without sending anything anywhere.
+ */
+import { describe, expect, test } from 'bun:test'
+import { signatureHeader, verifyWebhook } from '../../src/modules/events/signature'
+import { isPublicAddress, targetProblem } from '../../src/modules/events/outbound'
+
+const SECRET = 'whsec_0123456789abcdef0123456789abcdef0123456789abcdef'
+const BODY = '{"id":"evt_00000000000000000001","type":"webhook.test"}'
+const NOW = Date.parse('2026-11-25T10:00:00Z')
+const T = NOW / 1000
+
+describe('Sandbox-Signature', () => {
+  test('is t=<seconds>,v1=<hex HMAC-SHA256 of "t.body">, as Stripe signs', async () => {
+    const expected = new Bun.CryptoHasher('sha256', SECRET).update(`${T}.${BODY}`).digest('hex')
+    expect(signatureHeader(SECRET, T, BODY)).toBe(`t=${T},v1=${expected}`)
+  })
+
+  test('verifies the raw body under the secret within five minutes, and nothing else', () => {
+    const header = signatureHeader(SECRET, T, BODY)
+    expect(verifyWebhook(SECRET, header, BODY, { now: NOW })).toBe(true)
+    expect(verifyWebhook(SECRET, header, BODY, { now: NOW + 300_000 })).toBe(true)
+    expect(verifyWebhook(SECRET, header, BODY, { now: NOW + 301_000 })).toBe(false) // a replay, later
+    expect(verifyWebhook(`${SECRET}x`, header, BODY, { now: NOW })).toBe(false)
+    expect(verifyWebhook(SECRET, header, BODY.replace('test', 'tesT'), { now: NOW })).toBe(false)
+    expect(verifyWebhook(SECRET, header, JSON.stringify(JSON.parse(BODY), null, 1), { now: NOW })).toBe(false) // re-serialised
+    for (const bad of [null, undefined, '', 't=abc,v1=00', `t=${T}`, `v1=${'0'.repeat(64)}`, header.replace(/v1=../, 'v1=zz')]) {
+      expect(verifyWebhook(SECRET, bad, BODY, { now: NOW })).toBe(false)
+    }
+  })
+})
+
+describe('hosted targets', () => {
+  test('only public addresses are public', () => {
+    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808']) expect(isPublicAddress(address), address).toBe(true)
+    for (const address of [
+      '127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
+      '224.0.0.1', '255.255.255.255', '198.18.0.1', '192.0.2.1', '::1', '::', 'fe80::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:a00:1', '::ffff:a9fe:a9fe', '2001:db8::1', 'not-an-address',
+    ]) expect(isPublicAddress(address), address).toBe(false)
+  })
+
+  test('public targets: http(s) on ports 80 and 443 to hosts with only public addresses; any: every http(s) URL', async () => {
+    expect(await targetProblem('https://93.184.215.14/hooks', 'public')).toBeNull()
+    expect(await targetProblem('http://93.184.215.14:80/hooks', 'public')).toBeNull()
+    expect(await targetProblem('http://93.184.215.14:8080/hooks', 'public')).toMatch(/port 80 or 443/)
+    for (const url of ['http://127.0.0.1/', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:7f00:1]/']) {
+      expect(await targetProblem(url, 'public'), url).toMatch(/public addresses/)
+    }
+    expect(await targetProblem('http://127.0.0.1:4000/hooks', 'any')).toBeNull()
+    expect(await targetProblem('ftp://127.0.0.1/', 'any')).toBe('must be an http or https URL')
+    expect(await targetProblem('http://a:b@127.0.0.1/', 'any')).toBe('must not carry credentials')
+  })
+})
