@@ -63,10 +63,10 @@ test('Postman collection: Portman converts the document, and newman runs every o
   const calls = newman.executions.map((execution: any) => [execution.item.name, execution.response.code])
   expect(calls).toEqual([
     ['Create a session', 200], ['Search plans', 200], ['Issue a policy', 200], ['Modify a policy', 200], ['Cancel a policy', 200], ['Read a policy', 200],
-    ['Download the policy certificate', 200],
+    ['Download the policy certificate', 200], ['Register the webhook endpoint', 200], ['Send a test event', 200], ['List events', 200], ['Resend an event', 200],
   ])
   const assertions = newman.executions.flatMap((execution: any) => execution.assertions ?? [])
-  expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(6) // every JSON answer
+  expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(10) // every JSON answer
   expect(assertions.filter((assertion: any) => assertion.error).map((assertion: any) => assertion.assertion)).toEqual([])
   expect(newman.stats.assertions.failed).toBe(0)
 })
@@ -202,6 +202,10 @@ const TRY_IT_OUT = [
   { id: 'postApiSandboxPolicyByPolicy_refRead', path: API.read },
   { id: 'postApiSandboxPolicyByPolicy_refDocumentsPolicy_certificate', path: API.certificate },
   { id: 'postApiSandboxPolicyByPolicy_refCancel', path: API.cancel },
+  { id: 'postApiSandboxWebhook', path: '/api/sandbox/webhook' },
+  { id: 'postApiSandboxWebhookTest', path: '/api/sandbox/webhook/test' },
+  { id: 'postApiSandboxEvents', path: '/api/sandbox/events' },
+  { id: 'postApiSandboxEventsByEvent_idResend', path: (eventId: string) => `/api/sandbox/events/${eventId}/resend` },
 ] as const
 
 test('real browser: the docs page renders offline, and Try it out runs the whole flow with its pre-filled bodies unchanged', async ({ launch }) => {
@@ -231,25 +235,36 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
     // The front door sends a browser to the docs page.
     await page.goto(server.url)
     expect(new URL(page.url()).pathname).toBe('/api/sandbox/docs')
-    await expect(page.locator('.opblock')).toHaveCount(TRY_IT_OUT.length)
+    // Every operation, and the five event types of the webhooks section.
+    await expect(page.locator('.opblock')).toHaveCount(TRY_IT_OUT.length + 5)
+    await expect(page.getByText('The policy.cancelled event')).toBeVisible()
     // Nothing to authorize: the session cookie is HttpOnly, and the browser sends it by itself.
     await expect(page.locator('.btn.authorize')).toHaveCount(0)
 
-    let policyRef = ''
+    // The things typed in: the policy_ref that issue answered, and for a resend an event_id the list answered.
+    const typed: Record<string, string> = {}
     for (const [index, call] of TRY_IT_OUT.entries()) {
       const operation = page.locator(`#operations-default-${call.id}`)
       await operation.locator('.opblock-summary').click()
       await operation.getByRole('button', { name: 'Try it out' }).click()
-      // The one thing typed in: the policy_ref that issue answered.
-      if (policyRef) await operation.locator('tr[data-param-name="policy_ref"] input').fill(policyRef)
+      for (const [name, value] of Object.entries(typed)) {
+        const input = operation.locator(`tr[data-param-name="${name}"] input`)
+        if (await input.count()) await input.fill(value)
+      }
       await operation.getByRole('button', { name: 'Execute' }).click()
       await expect(operation.locator('.live-responses-table tr.response .response-col_status')).toHaveText('200')
       await expect.poll(() => answers.length).toBe(index + 1)
-      if (call.path === API.issue) policyRef = answers[index]!.body.data.policy_ref
+      if (call.path === API.issue) typed.policy_ref = answers[index]!.body.data.policy_ref
+      if (call.id === 'postApiSandboxEvents') typed.event_id = answers[index]!.body.data.events[0].id
     }
 
-    const [opened, searched, issued, modified, read, certificate, cancelPreview] = answers
-    expect(answers.map((answer) => [answer.path, answer.status])).toEqual(TRY_IT_OUT.map((call, index) => [index < 3 ? call.path : (call.path as (ref: string) => string)(policyRef), 200]))
+    const [opened, searched, issued, modified, read, certificate, cancelPreview, webhook, testEvent, events] = answers
+    expect(answers.map((answer) => [answer.path, answer.status])).toEqual(TRY_IT_OUT.map((call) => [
+      typeof call.path === 'string' ? call.path : call.path(call.id.includes('Event_id') ? typed.event_id! : typed.policy_ref!), 200,
+    ]))
+    expect(webhook!.body.data.secret).toMatch(/^whsec_/)
+    expect(events!.body.data.events.map((event: { type: string }) => event.type)).toEqual(['policy.issued', 'document.ready', 'policy.endorsed', 'webhook.test'])
+    expect(events!.body.data.events.at(-1).id).toBe(testEvent!.body.data.id)
     // The bodies went as the document pre-filled them: the search's plan is the one issue names.
     expect(JSON.parse(issued!.sent!).plan_id).toBe(searched!.body.data.plans[0].plan_id)
     expect(modified!.body.data).toMatchObject({ status: 'endorsed', endorsement: { sequence: 1, scenario: 'extend_end_date' } })

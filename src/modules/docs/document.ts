@@ -13,13 +13,15 @@ import { HEADER_DOCS } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
 import { exampleEnvelope, exampleFlow, type ExampleFlow } from './examples'
+import { EVENT_TYPES, EventBody } from '../events/model'
 
 /** The document's introduction, with the limits this server runs with. */
 function description(config: Config): string {
   return `Test a travel-protection integration with no signup, no API key and no personal data.
 Open an anonymous session, search normalised plans for a trip and traveller ages, issue a sandbox
-policy against a returned plan, and apply one of four correction scenarios to it. Every example in
-this document is a call that works as shown, in this order (type in the \`policy_ref\` that issue answers).
+policy against a returned plan, apply one of four correction scenarios to it, cancel it, and receive
+signed events about it. Every example in this document is a call that works as shown, in this order
+(type in the \`policy_ref\` that issue answers, and for a resend an \`event_id\` the events list answers).
 
 The session is a cookie, \`sbx_session\` (HttpOnly): the first call without it opens a session and sets
 it; send it back on later calls (a browser, or any client with a cookie jar, does so by itself).
@@ -33,7 +35,12 @@ Read a policy back, with its endorsement history, and download its certificate (
 
 To test how your integration handles failures it cannot cause on demand, send \`Sandbox-Outcome: <code>\`
 (listed per operation): the call fails exactly as that failure would, counts against the allowance,
-and changes nothing.
+and changes nothing; on issue it also forces an insurer's decline, a price change at bind or a late
+certificate. \`Sandbox-Delay-Ms\` slows an answer, to test your time-outs.
+
+Events (see Webhooks) are listed by \`POST /api/sandbox/events\` and POSTed to the endpoint a session
+registers, signed in \`Sandbox-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\`
+with the secret registration answers.
 
 Sandbox artefacts never carry over to production; prices are indicative only.`
 }
@@ -72,7 +79,13 @@ function withJsonParser(app: AnyElysia): AnyElysia {
 }
 
 /** The flow's calls in the order a partner makes them; the position is the call's number. */
-const FLOW = [PATHS.session, PATHS.search, PATHS.issue, PATHS.modify, PATHS.read, PATHS.certificate, PATHS.cancel] as const
+const FLOW = [
+  PATHS.session, PATHS.search, PATHS.issue, PATHS.modify, PATHS.read, PATHS.certificate, PATHS.cancel,
+  PATHS.webhook, PATHS.webhookTest, PATHS.events, PATHS.resend,
+] as const
+
+/** Calls whose body may be left out (an empty body is `{}`). */
+const OPTIONAL_BODY = new Set<string>([PATHS.session, PATHS.read, PATHS.certificate, PATHS.cancel, PATHS.webhookTest, PATHS.events, PATHS.resend])
 
 /** Adds the examples: the request of each call of the flow, and an envelope for each of its answers. */
 function addExamples(operation: Operation, path: (typeof FLOW)[number], flow: ExampleFlow, config: Config, mode: Mode) {
@@ -105,11 +118,31 @@ function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleF
       if (parameter.in !== 'header' || !docs) continue
       Object.assign(parameter, { name: docs.name, description: docs.description, schema: { ...parameter.schema, ...docs.schema } })
     }
-    if (path === PATHS.session || path === PATHS.read || path === PATHS.certificate || path === PATHS.cancel) operation.requestBody!.required = false
+    if (OPTIONAL_BODY.has(path)) operation.requestBody!.required = false
     addExamples(operation, path, flow, config, mode)
   }
   paths[PATHS.certificate.replace(/:(\w+)/g, '{$1}')]!.post!.responses['200'] = PDF_ANSWER
   return paths
+}
+
+/** What the sandbox POSTs to a session's webhook endpoint, one entry per event type (OpenAPI 3.1 `webhooks`). */
+function webhooks(flow: ExampleFlow) {
+  const example = flow.data[PATHS.webhookTest]
+  return Object.fromEntries(EVENT_TYPES.map((type) => [type, {
+    post: {
+      operationId: `event_${type.replace('.', '_')}`,
+      summary: `The ${type} event`,
+      description: 'POSTed to the registered endpoint; answer 2xx within 5 s, or it is attempted again (6 attempts, then 1, 5, 30, 120 and 600 s apart). '
+        + 'A resend delivers the same `id` again: drop repeats by `id`.',
+      parameters: [
+        { name: 'Sandbox-Signature', in: 'header', required: true, schema: { type: 'string' }, description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint\'s secret>`; reject a `t` more than 5 minutes off.' },
+        { name: 'Sandbox-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
+        { name: 'Sandbox-Event-Type', in: 'header', required: true, schema: { type: 'string', enum: [type] } },
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: EventBody, ...(type === 'webhook.test' && { example }) } } },
+      responses: { 200: { description: 'Any 2xx: delivered. Anything else, or no answer within 5 s: attempted again.' } },
+    },
+  }]))
 }
 
 /** The OpenAPI document of every route the app has, with examples for the UTC day of `now`. */
@@ -117,12 +150,14 @@ export function openApiDocument(app: AnyElysia, version: string, services: Pick<
   const { config } = services
   const { paths, components } = toOpenAPISchema(withJsonParser(app), { paths: hidden })
   const mode: Mode = services.insurer ? 'uat_gateway' : 'simulation'
+  const flow = exampleFlow(services, now)
   return {
     // 3.1.0 says what 3.1.2 does (patch versions only fix the text), and every common parser reads it.
     openapi: '3.1.0',
     info: { title: 'Travel protection sandbox', version, description: description(config) },
     servers: [{ url: '/', description: 'The sandbox serving this document' }],
-    paths: refine(paths as Record<string, Record<string, Operation>>, exampleFlow(services, now), config, mode),
+    paths: refine(paths as Record<string, Record<string, Operation>>, flow, config, mode),
+    webhooks: webhooks(flow),
     components,
     // No credentials to present: the session cookie is set and sent back by the client itself.
     security: [],

@@ -15,6 +15,8 @@ import type { PolicyRecord } from '../../storage/storage'
 import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans/pricing'
 import { issuedPayload, policyView, refundView } from '../policies/read'
 import { sessionPayload } from '../session/service'
+import { EVENT_TYPES } from '../events/model'
+import { TEST_MESSAGE, newEvent } from '../events/service'
 
 const MINUTE_MS = 60_000
 
@@ -78,6 +80,8 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
   const chosen = priced[0]!
   const issue = { plan_id: chosen.plan.plan_id, trip, travellers, partner_reference: 'BK-1234' }
   const modify = { scenario: 'extend_end_date', new_end_date: day(42) } as const
+  // A receiver on the partner's own machine; a hosted sandbox delivers only to public addresses.
+  const webhookUrl = config.webhookTargets === 'any' ? 'http://localhost:4000/hooks/sandbox' : 'https://hooks.example.com/sandbox'
   const requests = {
     [PATHS.session]: { lifetime_minutes: 60 },
     [PATHS.search]: { trip, travellers, currency },
@@ -86,6 +90,10 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.read]: {},
     [PATHS.certificate]: {},
     [PATHS.cancel]: { preview: true },
+    [PATHS.webhook]: { url: webhookUrl },
+    [PATHS.webhookTest]: {},
+    [PATHS.events]: {},
+    [PATHS.resend]: {},
   }
   // The cancel body's named examples; the first, a preview, is the flow's (it leaves the policy as it is).
   const cancellations = {
@@ -119,6 +127,13 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     createdAt: at(3),
   }
   const endorsed: PolicyRecord = { ...issued, status: 'endorsed', trip: extended, premiumMinor, updatedAt: at(3) }
+  // Events as the flow makes them: the issue's (before the webhook was registered), and the test event.
+  const withRef = (event: ReturnType<typeof newEvent>, seed: string) => {
+    const id = ref('evt_', seed)
+    return { ...event, ref: id, body: event.body.replace(event.ref, id) }
+  }
+  const issuedEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'policy.issued', policyView(services, issued, [], at(2)), at(2)), '0a1b')
+  const testEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'webhook.test', { message: TEST_MESSAGE }, at(8)), '6e2f')
   const amount = (minor: number) => toAmount(catalogue, minor, currency)
   const data = {
     [PATHS.session]: sessionPayload(session, config, lifetime),
@@ -140,6 +155,17 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
       status: endorsed.status,
       refund: refundView(services, endorsed, { at: at(6), refundMinor: endorsed.premiumMinor }),
     },
+    [PATHS.webhook]: { url: webhookUrl, secret: `whsec_${'3f9a0c7e'.repeat(6)}`, event_types: [...EVENT_TYPES] },
+    [PATHS.webhookTest]: JSON.parse(testEvent.body),
+    [PATHS.events]: {
+      events: [issuedEvent, testEvent].map((event, index) => ({
+        ...JSON.parse(event.body),
+        delivery: index === 0 ? null : { state: 'delivered', attempts: [{ attempt: 1, at: isoTimestamp(at(8)), status: 200, error: null }], next_attempt_at: null },
+      })),
+      next_cursor: testEvent.ref,
+      has_more: false,
+    },
+    [PATHS.resend]: { event_id: testEvent.ref, next_attempt_at: isoTimestamp(at(10)) },
   }
   return { requests, scenarios, cancellations, data, session, startedAt: at(0), policyRef: issued.ref, requestIdSeed: '5f0c9a3e1b7d4c2a8e6f0b' }
 }

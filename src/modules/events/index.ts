@@ -19,23 +19,6 @@ const NoFields = Type.Object({}, { additionalProperties: false, 'x-issue': 'must
 export function eventRoutes(guard: SessionGuard, services: Services) {
   return new Elysia({ name: 'event-routes' })
     .use(guard)
-    .post(PATHS.events, async ({ sandbox, body }) => success(sandbox, await listEvents(services, sandbox.session!, body)), {
-      body: EventsBody,
-      headers: outcomeHeaders(PATHS.events),
-      response: responses(EventsData, []),
-      detail: {
-        summary: 'List events',
-        description: 'The session\'s events, oldest first: `policy.issued`, `policy.endorsed`, `policy.cancelled`, `document.ready` and '
-          + '`webhook.test`, each as delivered, with every delivery attempt. Page with `after` (the previous `next_cursor`).',
-      },
-    })
-    .post(PATHS.resend, async ({ sandbox, params }) => success(sandbox, await resendEvent(services, sandbox.session!, params.event_id)), {
-      body: NoFields,
-      params: EventParams,
-      headers: outcomeHeaders(PATHS.resend),
-      response: responses(ResendData, ['event_not_found', 'webhook_not_registered']),
-      detail: { summary: 'Resend an event', description: 'Delivers the event to the endpoint again, now, with the same id and body and a full set of attempts.' },
-    })
     .post(PATHS.webhook, async ({ sandbox, body }) => success(sandbox, await registerWebhook(services, sandbox.session!, body.url)), {
       body: WebhookBody,
       headers: outcomeHeaders(PATHS.webhook),
@@ -52,5 +35,22 @@ export function eventRoutes(guard: SessionGuard, services: Services) {
       headers: outcomeHeaders(PATHS.webhookTest),
       response: responses(EventBody, ['webhook_not_registered']),
       detail: { summary: 'Send a test event', description: 'A `webhook.test` event, listed and delivered like any other.' },
+    })
+    .post(PATHS.events, async ({ sandbox, body }) => success(sandbox, await listEvents(services, sandbox.session!, body)), {
+      body: EventsBody,
+      headers: outcomeHeaders(PATHS.events),
+      response: responses(EventsData, []),
+      detail: {
+        summary: 'List events',
+        description: 'The session\'s events, oldest first: `policy.issued`, `policy.endorsed`, `policy.cancelled`, `document.ready` and '
+          + '`webhook.test`, each as delivered, with every delivery attempt. Page with `after` (the previous `next_cursor`).',
+      },
+    })
+    .post(PATHS.resend, async ({ sandbox, params }) => success(sandbox, await resendEvent(services, sandbox.session!, params.event_id)), {
+      body: NoFields,
+      params: EventParams,
+      headers: outcomeHeaders(PATHS.resend),
+      response: responses(ResendData, ['event_not_found', 'webhook_not_registered']),
+      detail: { summary: 'Resend an event', description: 'Delivers the event to the endpoint again, now, with the same id and body and a full set of attempts.' },
     })
 }

@@ -25,7 +25,7 @@ const AttemptModel = t.Object({
   attempt: Type.Integer({ description: '1 for the first delivery attempt, then 2, 3…' }),
   at: Timestamp,
   status: t.Union([Type.Integer(), t.Null()], { description: "The endpoint's HTTP status; null when it gave none." }),
-  error: t.Union([t.UnionEnum(['timeout', 'connection_failed', 'target_refused']), t.Null()], {
+  error: t.Union([t.Literal('timeout'), t.Literal('connection_failed'), t.Literal('target_refused'), t.Null()], {
     description: 'Why there was no status: no answer within 5 s, no connection, or an address this sandbox does not deliver to.',
   }),
 })

@@ -14,7 +14,7 @@ import { targetProblem } from './outbound'
 
 const EVENT_REF = /^evt_[0-9a-f]{20}$/
 const PAGE = 100
-const TEST_MESSAGE = 'A test event from the travel protection sandbox.'
+export const TEST_MESSAGE = 'A test event from the travel protection sandbox.'
 
 type Deps = Pick<Services, 'storage' | 'clock' | 'config'>
 type Session = { id: number; ref: string }
