@@ -367,3 +367,27 @@ test('README walk-through with curl: the script the README shows runs as pasted'
     rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('README receiver: it verifies a real delivery and refuses a forged one', async ({ launch, playwright }) => {
+  const server = await launch('readme-receiver')
+  const client = await playwright.request.newContext({ baseURL: server.url })
+  mkdirSync(TMP, { recursive: true })
+  const dir = mkdtempSync(join(TMP, 'receiver-'))
+  const port = await testPort()
+  let receiver: ReturnType<typeof spawn> | undefined
+  try {
+    const { secret } = (await (await client.post('/api/sandbox/webhook', { data: { url: `http://127.0.0.1:${port}/` } })).json()).data
+    writeFileSync(join(dir, 'receiver.mjs'), readmeBlock('### Receive signed events', 'js'))
+    receiver = spawn('node', [join(dir, 'receiver.mjs')], { env: { ...process.env, PORT: String(port), SANDBOX_WEBHOOK_SECRET: secret } })
+    let output = ''
+    receiver.stdout!.on('data', (chunk) => (output += chunk))
+    await expect.poll(() => fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' }).then((r) => r.status, () => 0)).toBe(400)
+    await expect.poll(() => output).toMatch(/^REJECTED \{\}$/m)
+    const sent = (await (await client.post('/api/sandbox/webhook/test')).json()).data
+    await expect.poll(() => output, { timeout: 15_000 }).toContain(`verified ${JSON.stringify(sent)}`)
+  } finally {
+    receiver?.kill()
+    await client.dispose()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

@@ -3,7 +3,7 @@
  * what the sandbox accepts and refuses, at compile time, what it would refuse at run time.
  * Each `@ts-expect-error` fails the type check if the line below it ever compiles.
  */
-import { createSandboxClient } from '../../src/client'
+import { createSandboxClient, verifyWebhook } from '../../src/client'
 
 const sandbox = createSandboxClient('http://localhost:3000')
 const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2026-12-20', end_date: '2026-12-30' }
@@ -44,7 +44,16 @@ export async function accepted() {
   const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | undefined = cancelled.data?.data.refund.rule
   const cancelCode: 'policy_cancelled' | undefined = cancelled.error?.status === 409 ? cancelled.error.value.error.code : undefined
   const refundBack = (await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({})).data?.data.cancellation?.refund.amount
-  return { sequence, code, history, readCode, pdf, minutes, forcedCode, businessCode, previewed, rule, cancelCode, refundBack }
+  // Events and the webhook endpoint: the secret comes once, deliveries are verified with it.
+  const registered = await sandbox.api.sandbox.webhook.post({ url: 'http://localhost:4000/hooks' })
+  const secret: string | undefined = registered.data?.data.secret
+  const listed = await sandbox.api.sandbox.events.post({ limit: 10 })
+  const eventType: 'policy.issued' | 'policy.endorsed' | 'policy.cancelled' | 'document.ready' | 'webhook.test' | undefined = listed.data?.data.events[0]?.type
+  const attempts: number | undefined = listed.data?.data.events[0]?.delivery?.attempts.length
+  const verified: boolean = verifyWebhook(secret!, 't=1,v1=00', '{}')
+  const resent = await sandbox.api.sandbox.events({ event_id: 'evt_x' }).resend.post({})
+  const resendCode: 'event_not_found' | undefined = resent.error?.status === 404 ? resent.error.value.error.code : undefined
+  return { sequence, code, history, readCode, pdf, minutes, forcedCode, businessCode, previewed, rule, cancelCode, refundBack, eventType, attempts, verified, resendCode }
 }
 
 export async function refused() {
@@ -74,6 +83,8 @@ export async function refused() {
   await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).cancel.post({}, { headers: { 'sandbox-outcome': 'insurer_declined' } })
   // @ts-expect-error cancel takes no reason (no free text reaches the sandbox)
   await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).cancel.post({ reason: 'sick' })
+  // @ts-expect-error a webhook endpoint is a URL or null
+  await sandbox.api.sandbox.webhook.post({ url: 4000 })
   // @ts-expect-error the certificate is bytes, not an envelope
   ;(await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).documents.policy_certificate.post({})).data?.data
 }
