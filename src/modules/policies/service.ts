@@ -44,7 +44,7 @@ export interface Caller {
   outcome: BusinessOutcome | null
 }
 
-/** What issue and modify need of the app's services. */
+/** What issue, modify and cancel need of the app's services. */
 type Deps = Pick<Services, 'storage' | 'clock' | 'catalogue' | 'insurer'>
 
 /** The insurer for a UAT-sourced plan or policy; without a gateway it cannot be reached. */
@@ -102,7 +102,9 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
 
 /** The event of a change, with the policy as read-back shows it at `at`: written in the change's transaction. */
 async function recordEvent(services: Deps, stores: Stores, session: Caller['session'], type: EventType, policy: PolicyRecord, at: number) {
-  const view = policyView(services, policy, await stores.policies.endorsements(policy.id), at)
+  // An issued policy has no endorsement yet (its first one makes it `endorsed`): nothing to read.
+  const endorsements = policy.status === 'issued' ? [] : await stores.policies.endorsements(policy.id)
+  const view = policyView(services, policy, endorsements, at)
   await stores.events.append(newEvent(session, type, view, at))
 }
 
