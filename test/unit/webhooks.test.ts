@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { signatureHeader, verifyWebhook } from '../../src/modules/events/signature'
-import { isPublicAddress, targetProblem } from '../../src/modules/events/outbound'
+import { isPublicAddress, postJson, targetProblem } from '../../src/modules/events/outbound'
 
 const SECRET = 'whsec_0123456789abcdef0123456789abcdef0123456789abcdef'
 const BODY = '{"id":"evt_00000000000000000001","type":"webhook.test"}'
@@ -51,5 +51,65 @@ describe('hosted targets', () => {
     expect(await targetProblem('http://127.0.0.1:4000/hooks', 'any')).toBeNull()
     expect(await targetProblem('ftp://127.0.0.1/', 'any')).toBe('must be an http or https URL')
     expect(await targetProblem('http://a:b@127.0.0.1/', 'any')).toBe('must not carry credentials')
+  })
+})
+
+describe('outbound calls', () => {
+  /** A loopback server answering each call with `answer`; closed after the test. */
+  async function serving(answer: (response: import('node:http').ServerResponse) => void) {
+    const { createServer } = await import('node:http')
+    const calls: string[] = []
+    const server = createServer((request, response) => {
+      calls.push(request.url!)
+      request.resume().on('end', () => answer(response))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as import('node:net').AddressInfo
+    return { url: `http://127.0.0.1:${port}/hooks`, calls, close: () => { server.closeAllConnections(); server.close() } }
+  }
+
+  test('a redirect is not followed: its status is the outcome', async () => {
+    const target = await serving((response) => response.writeHead(302, { location: '/elsewhere' }).end())
+    try {
+      expect(await postJson(target.url, '{}', {}, 'any')).toEqual({ status: 302 })
+      expect(target.calls).toEqual(['/hooks'])
+    } finally {
+      target.close()
+    }
+  })
+
+  test('an endless answer is cut after 64 KiB; the status stands', async () => {
+    const target = await serving((response) => {
+      response.writeHead(200)
+      const chunk = Buffer.alloc(16 * 1024, 'x')
+      const write = () => { while (response.write(chunk)); response.once('drain', write) }
+      write()
+    })
+    try {
+      expect(await postJson(target.url, '{}', {}, 'any')).toEqual({ status: 200 })
+    } finally {
+      target.close()
+    }
+  })
+
+  test('no answer within 5 s is a timeout', async () => {
+    const target = await serving(() => {})
+    try {
+      const started = performance.now()
+      expect(await postJson(target.url, '{}', {}, 'any')).toEqual({ error: 'timeout' })
+      expect(performance.now() - started).toBeGreaterThanOrEqual(4_900)
+    } finally {
+      target.close()
+    }
+  })
+
+  test('public targets: a loopback URL is refused without a connection', async () => {
+    const target = await serving((response) => response.writeHead(200).end())
+    try {
+      expect(await postJson(target.url, '{}', {}, 'public')).toEqual({ error: 'target_refused' })
+      expect(target.calls).toEqual([])
+    } finally {
+      target.close()
+    }
   })
 })
