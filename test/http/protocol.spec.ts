@@ -42,7 +42,7 @@ test.describe('request framing errors', () => {
   })
 
   test('not_found (404) for an unknown sandbox path, in the envelope', async ({ request }) => {
-    for (const path of ['/api/sandbox/plans', '/api/sandbox/policy/pol_sbx_0123456789abcdef0123/cancel', '/api/sandbox/nope', '/api/sandbox/policy/a/b/modify']) {
+    for (const path of ['/api/sandbox/plans', '/api/sandbox/policy/pol_sbx_0123456789abcdef0123/refund', '/api/sandbox/nope', '/api/sandbox/policy/a/b/modify']) {
       const response = await request.post(path, { data: searchBody() })
       await fails(response, 404, 'not_found')
       expect(sessionCookie(response)).toBeUndefined()
