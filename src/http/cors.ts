@@ -7,8 +7,8 @@
 import { Elysia } from 'elysia'
 import { cors } from '@elysiajs/cors'
 
-/** What a browser script may send: the body's type and the sandbox's two request headers. */
-const ALLOWED_HEADERS = ['content-type', 'idempotency-key', 'sandbox-outcome']
+/** What a browser script may send: the body's type and the sandbox's request headers. */
+const ALLOWED_HEADERS = ['content-type', 'idempotency-key', 'sandbox-outcome', 'sandbox-delay-ms']
 /** What it may read besides the body: the request id, the allowance and the replay and file headers. */
 const EXPOSED_HEADERS = ['x-request-id', 'ratelimit', 'ratelimit-policy', 'retry-after', 'idempotent-replayed', 'content-disposition']
 

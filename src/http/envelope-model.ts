@@ -13,6 +13,9 @@ export function literals<const Value extends string>(values: readonly Value[], o
   return Type.Union(values.map((value) => Type.Literal(value)), options) as unknown as TUnsafe<Value>
 }
 
+/** The body of a call that takes no fields: empty, or `{}`. */
+export const NoFields = Type.Object({}, { additionalProperties: false, 'x-issue': 'must be an empty object' })
+
 export const ModeModel = literals(['simulation', 'uat_gateway'], {
   description: '`simulation`: deterministic sandbox data; `uat_gateway`: a test insurer environment answered.',
 })

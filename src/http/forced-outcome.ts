@@ -26,8 +26,8 @@ const ANYWHERE = ['rate_limited', 'storage_unavailable', 'internal_error'] as co
 /**
  * Each endpoint and the failures it can really answer. Explicit session creation ignores the
  * cookie, so it never answers `session_expired`; a search falls back to the catalogue when the
- * insurer is down, so only issue and modify answer `upstream_unavailable`; read-back and the
- * certificate never call the insurer.
+ * insurer is down, so only issue, modify and cancel answer `upstream_unavailable`; read-back, the
+ * certificate and events never call the insurer.
  */
 export const FORCED_OUTCOMES_AT = {
   [PATHS.session]: ANYWHERE,

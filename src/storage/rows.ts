@@ -142,6 +142,7 @@ export function listedEvents(rows: EventRow[], queued: Map<number, number | null
 
 export interface DeliveryRow {
   event_id: number
+  claimed_until: number
   attempts: number
   ref: string
   type: string
@@ -151,5 +152,5 @@ export interface DeliveryRow {
 }
 
 export function deliveryFromRow(row: DeliveryRow): Delivery {
-  return { eventId: row.event_id, attempt: row.attempts + 1, ref: row.ref, type: row.type, body: row.body, webhook: { url: row.url, secret: row.secret } }
+  return { eventId: row.event_id, lease: row.claimed_until, attempt: row.attempts + 1, ref: row.ref, type: row.type, body: row.body, webhook: { url: row.url, secret: row.secret } }
 }

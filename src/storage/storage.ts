@@ -131,7 +131,11 @@ export interface ListedEvent extends EventRecord {
 export interface EventStore {
   /** Appends an event and, when the session has a webhook, queues its delivery: in the change's transaction (an outbox). */
   append(event: NewEvent): Promise<void>
-  /** The session's events that have happened by `now`, after `afterId`, oldest first, at most `limit`. */
+  /**
+   * The session's events after `afterId`, oldest first, at most `limit`, up to the first that has not
+   * happened by `now` (a pending certificate's `document.ready`): a cursor never passes an event it
+   * has not seen. Within a session, ids follow commit order.
+   */
   list(sessionId: number, afterId: number, now: number, limit: number): Promise<ListedEvent[]>
   find(sessionId: number, ref: string): Promise<EventRecord | undefined>
   /** Queues the event's delivery again from `now` (a resend), with every attempt of a first delivery; earlier attempts stay listed. */
@@ -161,6 +165,8 @@ export interface Stores {
 /** A delivery claimed for one attempt, with its session's endpoint. */
 export interface Delivery {
   eventId: number
+  /** The claim: only its holder reschedules the delivery (a lapsed or re-queued claim records its attempt, nothing more). */
+  lease: number
   /** This attempt's number since the event was queued (or queued again by a resend): 1 for the first. */
   attempt: number
   body: string
@@ -219,8 +225,11 @@ export interface Storage extends Stores {
    * them until the lease ends (a process that dies mid-attempt leaves them to the others after it).
    */
   claimDeliveries(now: number, leaseMs: number, limit: number): Promise<Delivery[]>
-  /** Records an attempt (numbered after the event's earlier ones) and when to try again (null: delivered, or given up). */
-  recordAttempt(eventId: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): Promise<void>
+  /**
+   * Records an attempt (numbered after the event's earlier ones) and, while `lease` still holds the
+   * delivery, when to try again (null: delivered, or given up). Nothing when the event is gone (swept).
+   */
+  recordAttempt(eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): Promise<void>
   /** One bounded pass of the expiry sweep; safe to run on every process and instance at once. */
   sweep(now: number): Promise<SweepResult>
   /** Resolves when the database takes a write; rejects with StorageUnavailable. */

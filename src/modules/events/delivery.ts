@@ -15,23 +15,32 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1
 /** Longer than any call, so a claim lapses only when its process is gone. */
 const LEASE_MS = CALL_TIMEOUT_MS * 2
 const POLL_MS = 200
+/** After the database failed a poll: wait longer, rather than log an error five times a second. */
+const ERROR_BACKOFF_MS = 5_000
 const BATCH = 20
+
+/** Any 2xx answer delivers an event. */
+export const isDelivered = (status: number | null) => status !== null && status >= 200 && status < 300
 
 type Deps = Pick<Services, 'storage' | 'clock' | 'config' | 'log'>
 
-/** Sends one claimed delivery and records how it went. */
+/** Sends one claimed delivery and records how it went; never throws. */
 async function deliver(services: Deps, delivery: Delivery): Promise<void> {
-  const at = services.clock()
-  const outcome = await postJson(delivery.webhook.url, delivery.body, {
-    'sandbox-signature': signatureHeader(delivery.webhook.secret, Math.floor(at / 1000), delivery.body),
-    'sandbox-event-id': delivery.ref,
-    'sandbox-event-type': delivery.type,
-    'user-agent': 'travel-protection-sandbox-webhooks',
-  }, services.config.webhookTargets)
-  const status = 'status' in outcome ? outcome.status : null
-  const delivered = status !== null && status >= 200 && status < 300
-  const nextAt = delivered || delivery.attempt >= MAX_ATTEMPTS ? null : services.clock() + RETRY_DELAYS_S[delivery.attempt - 1]! * 1000
-  await services.storage.recordAttempt(delivery.eventId, { at, status, error: 'error' in outcome ? outcome.error : null }, nextAt)
+  try {
+    const at = services.clock()
+    const outcome = await postJson(delivery.webhook.url, delivery.body, {
+      'sandbox-signature': signatureHeader(delivery.webhook.secret, Math.floor(at / 1000), delivery.body),
+      'sandbox-event-id': delivery.ref,
+      'sandbox-event-type': delivery.type,
+      'user-agent': 'travel-protection-sandbox-webhooks',
+    }, services.config.webhookTargets)
+    const status = 'status' in outcome ? outcome.status : null
+    const nextAt = isDelivered(status) || delivery.attempt >= MAX_ATTEMPTS ? null : services.clock() + RETRY_DELAYS_S[delivery.attempt - 1]! * 1000
+    await services.storage.recordAttempt(delivery.eventId, delivery.lease, { at, status, error: 'error' in outcome ? outcome.error : null }, nextAt)
+  } catch (error) {
+    // Unrecorded, the attempt is made again once its lease lapses.
+    services.log({ level: 'error', msg: 'webhook delivery not recorded', error: String(error) })
+  }
 }
 
 /** Starts polling; `stop` waits for the calls out to end and their outcomes to be recorded. */
@@ -41,16 +50,17 @@ export function startDeliveries(services: Deps): { stop(): Promise<void> } {
   let round: Promise<void> = Promise.resolve()
 
   async function poll(): Promise<void> {
-    let claimed = 0
+    let next = POLL_MS
     try {
       const due = await services.storage.claimDeliveries(services.clock(), LEASE_MS, BATCH)
-      claimed = due.length
       await Promise.all(due.map((delivery) => deliver(services, delivery)))
+      // A full batch may mean more are due: poll again at once.
+      if (due.length === BATCH) next = 0
     } catch (error) {
-      services.log({ level: 'error', msg: 'webhook deliveries failed', error: String(error) })
+      services.log({ level: 'error', msg: 'webhook deliveries not claimed', error: String(error) })
+      next = ERROR_BACKOFF_MS
     }
-    // A full batch may mean more are due: poll again at once.
-    if (!stopped) timer = setTimeout(() => (round = poll()), claimed === BATCH ? 0 : POLL_MS)
+    if (!stopped) timer = setTimeout(() => (round = poll()), next)
   }
 
   timer = setTimeout(() => (round = poll()), POLL_MS)

@@ -3,18 +3,14 @@
  * `POST /api/sandbox/webhook` (register, replace or remove the endpoint) and `…/webhook/test`.
  */
 import { Elysia } from 'elysia'
-import { Type } from '@sinclair/typebox'
 import { success } from '../../http/envelope'
-import { responses } from '../../http/envelope-model'
+import { NoFields, responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
 import type { SessionGuard } from '../session/guard'
 import { EventBody, EventParams, EventsBody, EventsData, ResendData, WebhookBody, WebhookData } from './model'
 import { listEvents, registerWebhook, resendEvent, sendTestEvent } from './service'
-
-/** Calls that take no fields: an empty body or `{}`. */
-const NoFields = Type.Object({}, { additionalProperties: false, 'x-issue': 'must be an empty object' })
 
 export function eventRoutes(guard: SessionGuard, services: Services) {
   return new Elysia({ name: 'event-routes' })

@@ -8,7 +8,10 @@ export const EVENT_TYPES = ['policy.issued', 'policy.endorsed', 'policy.cancelle
 export type EventType = (typeof EVENT_TYPES)[number]
 
 const Timestamp = t.String({ format: 'date-time' })
-const EventId = t.String({ pattern: '^evt_[0-9a-f]{20}$', description: 'The event\'s id: a resend delivers the same id again, so receivers can drop repeats.' })
+/** The form of an event's id. */
+export const EVENT_ID = /^evt_[0-9a-f]{20}$/
+
+const EventId = t.String({ pattern: EVENT_ID.source, description: 'The event\'s id: a resend delivers the same id again, so receivers can drop repeats.' })
 
 /** The body POSTed to the webhook endpoint, byte for byte what the events list shows of it. */
 export const EventBody = t.Object({
@@ -43,13 +46,15 @@ export const ListedEvent = t.Object({
 })
 
 export const EventsBody = t.Object({
-  after: t.Optional(t.String({ pattern: '^evt_[0-9a-f]{20}$', description: 'List the events after this one (the previous answer\'s `next_cursor`).', 'x-issue': 'must be an event id' })),
+  after: t.Optional(t.String({ pattern: EVENT_ID.source, description: 'List the events after this one (the previous answer\'s `next_cursor`).', 'x-issue': 'must be an event id' })),
   limit: t.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many (100 by default).', 'x-issue': 'must be a whole number from 1 to 100' })),
 }, { additionalProperties: false, 'x-issue': 'must be an object' })
 
 export const EventsData = t.Object({
   events: t.Array(ListedEvent, { description: 'Oldest first.' }),
-  next_cursor: t.Union([EventId, t.Null()], { description: 'Pass as `after` to list what comes next; null when nothing was listed.' }),
+  next_cursor: t.Union([EventId, t.Null()], {
+    description: 'Pass as `after` to list what comes next: the last event listed, else the `after` sent; null when neither.',
+  }),
   has_more: t.Boolean({ description: 'Whether more events are there already.' }),
 })
 

@@ -9,10 +9,10 @@ import { ApiError, throwIfInvalid } from '../../errors'
 import type { ListedEvent, NewEvent, Stores } from '../../storage/storage'
 import type { Services } from '../../services'
 import { inLiveSession } from '../session/service'
-import { EVENT_TYPES, type EventType, type EventsRequest, type ListedEventView } from './model'
+import { EVENT_ID, EVENT_TYPES, type EventType, type EventsRequest, type ListedEventView } from './model'
+import { isDelivered } from './delivery'
 import { targetProblem } from './outbound'
 
-const EVENT_REF = /^evt_[0-9a-f]{20}$/
 const PAGE = 100
 export const TEST_MESSAGE = 'A test event from the travel protection sandbox.'
 
@@ -40,8 +40,7 @@ export async function listEvents(services: Deps, session: Session, request: Even
 
 function eventView(event: ListedEvent): ListedEventView {
   const { delivery } = event
-  const last = delivery?.attempts.at(-1)
-  const delivered = last?.status != null && last.status >= 200 && last.status < 300
+  const delivered = isDelivered(delivery?.attempts.at(-1)?.status ?? null)
   return {
     ...JSON.parse(event.body),
     delivery: delivery && {
@@ -86,7 +85,7 @@ export async function sendTestEvent(services: Deps, session: Session) {
 export async function resendEvent(services: Deps, session: Session, ref: string) {
   const now = services.clock()
   await inLiveSession(services.storage, session.id, now, async (stores) => {
-    const event = EVENT_REF.test(ref) ? await stores.events.find(session.id, ref) : undefined
+    const event = EVENT_ID.test(ref) ? await stores.events.find(session.id, ref) : undefined
     if (!event || event.at > now) throw new ApiError('event_not_found', 'No event with this id exists in this session.')
     await requireWebhook(stores, session.id)
     await stores.events.requeue(event.id, now)

@@ -8,7 +8,7 @@ import { success, type RequestState } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
 import type { SessionGuard } from '../session/guard'
-import { responses } from '../../http/envelope-model'
+import { NoFields, responses } from '../../http/envelope-model'
 import { idempotentHeaders, outcomeHeaders } from '../../http/headers-model'
 import { certificateInput, renderCertificate } from './certificate'
 import { CancelBody, CancelData, IssueBody, ModifyBody, ModifyData, PolicyData, PolicyParams, ReadData } from './model'
@@ -20,8 +20,6 @@ import { isoTimestamp } from '../../domain/dates'
 
 const REPLAYED = { 'idempotent-replayed': 'true' }
 
-/** Read-back and the certificate take no fields: an empty body or `{}`. */
-const NoFields = Type.Object({}, { additionalProperties: false, 'x-issue': 'must be an empty object' })
 
 /** The certificate's errors are the envelope; its success is the PDF's bytes (the document says application/pdf, docs.ts). */
 const { 200: _json, ...certificateErrors } = responses(ReadData, ['policy_not_found', 'document_not_ready'])

@@ -140,20 +140,26 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
     transaction: (work) => guarded(() => inTransaction(sql, (connection) => work(postgresStores(connection, true)))),
 
     claimDeliveries: (now, leaseMs, limit) => guarded(async () => {
+      // Joined before the limit: a row whose endpoint is gone is never claimed, so it cannot hold a place.
       const rows = await sql<DeliveryRow[]>`
         WITH due AS (
-          SELECT event_id FROM deliveries WHERE next_at <= ${now} AND claimed_until <= ${now}
-          ORDER BY next_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          SELECT d.event_id, e.ref, e.type, e.body, w.url, w.secret
+          FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.session_id = e.session_id
+          WHERE d.next_at <= ${now} AND d.claimed_until <= ${now}
+          ORDER BY d.next_at LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
         UPDATE deliveries d SET claimed_until = ${now + leaseMs}
-        FROM due, events e, webhooks w
-        WHERE d.event_id = due.event_id AND e.id = d.event_id AND w.session_id = e.session_id
-        RETURNING d.event_id, d.attempts, e.ref, e.type, e.body, w.url, w.secret`
+        FROM due WHERE d.event_id = due.event_id
+        RETURNING d.event_id, d.claimed_until, d.attempts, due.ref, due.type, due.body, due.url, due.secret`
       return rows.map(deliveryFromRow)
     }),
 
-    recordAttempt: (eventId, attempt, nextAt) => guarded(() => inTransaction(sql, async (tx) => {
+    recordAttempt: (eventId, lease, attempt, nextAt) => guarded(() => inTransaction(sql, async (tx) => {
+      // The delivery's row lock orders concurrent records of one event (their attempt numbers).
+      const [held] = await tx<{ claimed_until: number }[]>`SELECT claimed_until FROM deliveries WHERE event_id = ${eventId} FOR UPDATE`
+      if (!held) return
       await tx`INSERT INTO delivery_attempts (event_id, attempt, at, status, error)
         SELECT ${eventId}, COALESCE(MAX(attempt), 0) + 1, ${attempt.at}, ${attempt.status}, ${attempt.error} FROM delivery_attempts WHERE event_id = ${eventId}`
+      if (held.claimed_until !== lease) return
       // An endpoint removed while the attempt was out leaves nothing to try again.
       await tx`
         UPDATE deliveries d SET attempts = attempts + 1, claimed_until = 0,

@@ -189,7 +189,7 @@ export const MIGRATIONS: string[] = [
   $$;
   `,
   // 2: cancellation with its refund (the rule that gave it follows from the trip and the day), and when the certificate is ready (later than issue only for a
-  // forced \`document_pending\`; 0, long past, for every policy issued before).
+  // forced \`document_pending\`; its issue time for every policy issued before).
   `
   ALTER TABLE policies ADD COLUMN document_ready_at bigint NOT NULL DEFAULT 0;
   UPDATE policies SET document_ready_at = created_at;

@@ -10,8 +10,7 @@ import {
   endorsementFromRow, eventFromRow, listedEvents, policyFromRow, quoteFromRow, quoteToRow, unsavedQuotes,
   type AttemptRow, type EndorsementRow, type EventRow, type PolicyRow, type QuoteRow,
 } from '../rows'
-import type { Webhook } from '../storage'
-import type { Stores } from '../storage'
+import type { Stores, Webhook } from '../storage'
 
 export function postgresStores(sql: Sql<any> | Connection, locking: boolean): Stores {
   // Fragments are made per query: postgres.js runs a fragment as part of the query it is placed in.
@@ -90,16 +89,21 @@ export function postgresStores(sql: Sql<any> | Connection, locking: boolean): St
 
     events: {
       async append(event) {
+        // Events of one session are written one transaction at a time, so their ids follow commit
+        // order and a cursor never passes one that commits later.
+        if (locking) await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`events ${event.sessionId}`}, 0))`
         const [inserted] = await sql<{ id: number }[]>`
           INSERT INTO events (ref, session_id, type, at, body) VALUES (${event.ref}, ${event.sessionId}, ${event.type}, ${event.at}, ${event.body})
           RETURNING id`
         await sql`
           INSERT INTO deliveries (event_id, next_at) SELECT ${inserted!.id}, ${event.at}
-          WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ${event.sessionId})`
+          WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ${event.sessionId} ${forShare()})`
       },
       async list(sessionId, afterId, now, limit) {
         const rows = await sql<EventRow[]>`
-          SELECT * FROM events WHERE session_id = ${sessionId} AND id > ${afterId} AND at <= ${now} ORDER BY id LIMIT ${limit}`
+          SELECT * FROM events WHERE session_id = ${sessionId} AND id > ${afterId}
+            AND id < COALESCE((SELECT MIN(id) FROM events WHERE session_id = ${sessionId} AND at > ${now}), 9007199254740991)
+          ORDER BY id LIMIT ${limit}`
         const ids = rows.map((row) => row.id)
         const queued = await sql<{ event_id: number; next_at: number | null }[]>`SELECT event_id, next_at FROM deliveries WHERE event_id = ANY(${ids}::bigint[])`
         const attempts = await sql<AttemptRow[]>`SELECT * FROM delivery_attempts WHERE event_id = ANY(${ids}::bigint[]) ORDER BY event_id, attempt`
@@ -118,7 +122,8 @@ export function postgresStores(sql: Sql<any> | Connection, locking: boolean): St
 
     webhooks: {
       async find(sessionId) {
-        const [row] = await sql<Webhook[]>`SELECT url, secret FROM webhooks WHERE session_id = ${sessionId}`
+        // Held until the transaction ends: a removal then waits, and sees the delivery this one queues.
+        const [row] = await sql<Webhook[]>`SELECT url, secret FROM webhooks WHERE session_id = ${sessionId} ${forShare()}`
         return row
       },
       async set(sessionId, webhook, now) {

@@ -141,7 +141,7 @@ export function sqliteStorage(db: SqliteDriver, options: SqliteOptions): Storage
 
     claimDeliveries: (now, leaseMs, limit) => exclusive(() => deliveries.claim(now, leaseMs, limit)),
 
-    recordAttempt: (eventId, attempt, nextAt) => exclusive(() => deliveries.record(eventId, attempt, nextAt)),
+    recordAttempt: (eventId, lease, attempt, nextAt) => exclusive(() => deliveries.record(eventId, lease, attempt, nextAt)),
 
     sweep: (now) => sweepInBatches((at) => exclusive(() => batch(at)), now),
 

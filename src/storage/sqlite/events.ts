@@ -11,7 +11,11 @@ export function eventStore(db: SqliteDriver) {
   const queue = db.prepare(
     'INSERT INTO deliveries (event_id, next_at) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ?)',
   )
-  const page = db.prepare<EventRow>('SELECT * FROM events WHERE session_id = ? AND id > ? AND at <= ? ORDER BY id LIMIT ?')
+  const page = db.prepare<EventRow>(
+    `SELECT * FROM events WHERE session_id = ? AND id > ?
+       AND id < COALESCE((SELECT MIN(id) FROM events WHERE session_id = ? AND at > ?), 9007199254740991)
+     ORDER BY id LIMIT ?`,
+  )
   const queued = db.prepare<{ event_id: number; next_at: number | null }>(
     'SELECT event_id, next_at FROM deliveries WHERE event_id IN (SELECT value FROM json_each(?))',
   )
@@ -29,7 +33,7 @@ export function eventStore(db: SqliteDriver) {
       queue.run(id, event.at, event.sessionId)
     },
     list(sessionId: number, afterId: number, now: number, limit: number): ListedEvent[] {
-      const rows = page.all(sessionId, afterId, now, limit)
+      const rows = page.all(sessionId, afterId, sessionId, now, limit)
       const ids = JSON.stringify(rows.map((row) => row.id))
       return listedEvents(rows, new Map(queued.all(ids).map((row) => [row.event_id, row.next_at])), attempts.all(ids))
     },
@@ -67,8 +71,9 @@ export function webhookStore(db: SqliteDriver) {
 
 /** Claiming deliveries and recording attempts: each claim is one write transaction, so across processes sharing the file a delivery is claimed once. */
 export function deliveryQueue(db: SqliteDriver) {
+  const anyDue = db.prepare('SELECT 1 FROM deliveries WHERE next_at <= ? AND claimed_until <= ? LIMIT 1')
   const due = db.prepare<DeliveryRow>(
-    `SELECT d.event_id, d.attempts, e.ref, e.type, e.body, w.url, w.secret
+    `SELECT d.event_id, d.claimed_until, d.attempts, e.ref, e.type, e.body, w.url, w.secret
      FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.session_id = e.session_id
      WHERE d.next_at <= ? AND d.claimed_until <= ? ORDER BY d.next_at LIMIT ?`,
   )
@@ -77,24 +82,28 @@ export function deliveryQueue(db: SqliteDriver) {
     `INSERT INTO delivery_attempts (event_id, attempt, at, status, error)
      SELECT ?, COALESCE(MAX(attempt), 0) + 1, ?, ?, ? FROM delivery_attempts WHERE event_id = ?`,
   )
+  const claimOf = db.prepare<{ claimed_until: number }>('SELECT claimed_until FROM deliveries WHERE event_id = ?')
   // An endpoint removed while the attempt was out leaves nothing to try again.
   const advance = db.prepare(
     `UPDATE deliveries SET attempts = attempts + 1, claimed_until = 0,
-       next_at = CASE WHEN EXISTS (SELECT 1 FROM events e JOIN webhooks w ON w.session_id = e.session_id WHERE e.id = event_id) THEN ? END
+       next_at = CASE WHEN EXISTS (SELECT 1 FROM events e JOIN webhooks w ON w.session_id = e.session_id WHERE e.id = deliveries.event_id) THEN ? END
      WHERE event_id = ?`,
   )
   return {
     claim(now: number, leaseMs: number, limit: number): Delivery[] {
-      return immediate(db, () => {
-        const rows = due.all(now, now, limit)
-        for (const row of rows) claim.run(now + leaseMs, row.event_id)
-        return rows.map(deliveryFromRow)
-      })
+      // A plain read first: most polls find nothing due and need not take the write lock.
+      if (!anyDue.get(now, now)) return []
+      return immediate(db, () => due.all(now, now, limit).map((row) => {
+        claim.run(now + leaseMs, row.event_id)
+        return deliveryFromRow({ ...row, claimed_until: now + leaseMs })
+      }))
     },
-    record(eventId: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): void {
+    record(eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): void {
       immediate(db, () => {
+        const held = claimOf.get(eventId)
+        if (!held) return
         insertAttempt.run(eventId, attempt.at, attempt.status, attempt.error, eventId)
-        advance.run(nextAt, eventId)
+        if (held.claimed_until === lease) advance.run(nextAt, eventId)
       })
     },
   }

@@ -111,7 +111,7 @@ export const MIGRATIONS: string[] = [
   DELETE FROM idempotency WHERE length(key) <> 64 OR key GLOB '*[^0-9a-f]*';
   `,
   // 5: cancellation with its refund (the rule that gave it follows from the trip and the day), and when the certificate is ready (later than issue only for a
-  // forced \`document_pending\`; 0, long past, for every policy issued before).
+  // forced \`document_pending\`; its issue time for every policy issued before).
   `
   ALTER TABLE policies ADD COLUMN document_ready_at INTEGER NOT NULL DEFAULT 0;
   UPDATE policies SET document_ready_at = created_at;
