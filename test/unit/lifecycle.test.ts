@@ -94,6 +94,19 @@ describe('cancellation (fake clock)', () => {
     expect(read.status).toBe('cancelled')
   })
 
+  test('with an Idempotency-Key, {}, an empty body and {"preview": false} are the same cancel', async () => {
+    const { ref, call } = await withPolicy(3, 5)
+    const key = { 'idempotency-key': 'cancel-once' }
+    const first = await call(`policy/${ref}/cancel`, {}, key)
+    expect(first.status).toBe(200)
+    for (const body of [undefined, { preview: false }]) {
+      const again = await call(`policy/${ref}/cancel`, body, key)
+      expect(again.status).toBe(200)
+      expect(again.headers.get('idempotent-replayed')).toBe('true')
+      expect(again.body.data).toEqual(first.body.data)
+    }
+  })
+
   test('an unknown field in the cancel body is validation_failed', async () => {
     const { ref, call } = await withPolicy(3, 5)
     const refused = await call(`policy/${ref}/cancel`, { preview: true, reason: 'changed plans' })
@@ -148,6 +161,8 @@ describe('business outcomes on issue (fake clock)', () => {
     const { call, plan, trip, travellers } = await withPolicy(3, 5)
     const body = { plan_id: plan.plan_id, trip, travellers }
     expect((await call('policy/new', { ...body, expected_premium: plan.premium + 1 })).body.error.code).toBe('price_changed')
+    // Not merely rounding to it.
+    expect((await call('policy/new', { ...body, expected_premium: plan.premium + 0.004 })).body.error.code).toBe('price_changed')
     expect((await call('policy/new', { ...body, expected_premium: plan.premium })).status).toBe(200)
   })
 

@@ -18,7 +18,8 @@ const ANSWER_LIMIT = 64 * 1024
 
 /**
  * Addresses that are not on the public internet: loopback, private, link-local, shared, reserved,
- * documentation, multicast; IPv4-compatible and NAT64 IPv6. (No `::ffff:0:0/96` rule: Bun checks
+ * documentation, multicast; IPv6 that embeds an IPv4 address (IPv4-compatible, IPv4-translated,
+ * NAT64, 6to4). (No `::ffff:0:0/96` rule: Bun checks
  * IPv4 addresses against IPv6 rules as mapped ones, so that rule would refuse every IPv4 address.)
  */
 const NOT_PUBLIC = new BlockList()
@@ -27,8 +28,8 @@ for (const [network, prefix] of [
   ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv4')
 for (const [network, prefix] of [
-  ['::', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10],
-  ['fec0::', 10], ['ff00::', 8],
+  ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv6')
 
 export function isPublicAddress(address: string): boolean {

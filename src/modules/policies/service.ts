@@ -114,7 +114,8 @@ async function recordEvent(services: Deps, stores: Stores, session: Caller['sess
  */
 function checkExpectedPremium(services: Deps, expected: number | undefined, premiumMinor: number, currency: string): void {
   const minorUnit = services.catalogue.currencies[currency]!.minor_unit
-  if (expected !== undefined && Math.round(expected * 10 ** minorUnit) === premiumMinor) return
+  // Equal to the minor unit, not merely rounding to it: 19.186 does not accept 19.19.
+  if (expected !== undefined && Math.abs(expected * 10 ** minorUnit - premiumMinor) < 1e-6) return
   const amount = toAmount(services.catalogue, premiumMinor, currency).toFixed(minorUnit)
   throw new ApiError('price_changed', `The premium at bind is ${amount} ${currency}, not the one expected; nothing was issued. `
     + `Issue again with "expected_premium": ${amount} to accept it.`, [
@@ -286,7 +287,8 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
   const { session } = caller
   const key = checkedKey(caller.idempotencyKey, caller.sessionToken)
   if (request.preview) return previewCancel(services, caller, ref)
-  const print = fingerprint(`cancel ${ref}`, request)
+  // A real cancel's body says nothing more: `{}`, an empty body and `{"preview": false}` are one request.
+  const print = fingerprint(`cancel ${ref}`, {})
   const earlier = await earlierAnswer<Answer<ReturnType<typeof cancellationPayload>>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const policy = await livePolicy(services, session.id, ref)
