@@ -25,7 +25,7 @@ export function newEvent(session: Session, type: EventType, data: unknown, at: n
   return { ref, sessionId: session.id, type, at, body: JSON.stringify({ id: ref, type, created_at: isoTimestamp(at), session_ref: session.ref, data }) }
 }
 
-/** The session's events that have happened by now, after the cursor, oldest first. */
+/** The session's events after the cursor, in recorded order, up to the first that has not happened yet (storage.ts). */
 export async function listEvents(services: Deps, session: Session, request: EventsRequest) {
   const limit = request.limit ?? PAGE
   const now = services.clock()
