@@ -5,13 +5,13 @@
  * route's is. Rungs, each with everything before it:
  *
  *   elysia     bare Elysia (the app's settings), one route
- *   hooks      + the request pipeline (request id, headers, error envelope; the log line off)
- *   lookup     + the session guard, its storage call only reading (the allowance, no write)
+ *   hooks      + the request's own steps (request id and headers, error envelope, log line written nowhere)
+ *   lookup     + admission and testing aids, admission's storage call only reading (the allowance, no write)
  *   admission  + the real admission: session lookup, rate check, counting (one write, group commit)
- *   body       + body reader (size, media type, JSON, personal data) and the route's body schema
+ *   body       + the body step (size, media type, JSON, personal data) and the route's body schema
  *   handler    + the real handler (searchPlans, recording quotes) and the success envelope
  *
- * The top rung is the sandbox itself (src/server.bun.ts): + the answer's schema check and the log line.
+ * The top rung is the sandbox itself (src/server.bun.ts): + CORS (off), the answer's schema check and the log line.
  *
  *   BENCH_RUNG=admission BENCH_BODY_FILE=answer.json PORT=4000 SANDBOX_DB_PATH=x.db bun bench/ladder-server.ts
  */
@@ -20,13 +20,18 @@ import { Elysia } from 'elysia'
 import { appSettings } from '../src/app'
 import { healthRoutes } from '../src/http/health'
 import { PATHS } from '../src/http/paths'
-import { bodyReader, createPipeline } from '../src/http/pipeline'
-import { success, type RequestState } from '../src/http/envelope'
+import { accessLog } from '../src/http/access-log'
+import { success } from '../src/http/envelope'
+import { errorAnswer } from '../src/http/error-answer'
+import { bodyReader } from '../src/http/request-body'
+import { requestStart } from '../src/http/request-start'
+import type { RequestState } from '../src/http/request-state'
+import { testingAids } from '../src/http/testing-aids'
 import { SearchBody, type SearchRequest } from '../src/modules/plans/model'
 import { searchPlans } from '../src/modules/plans/service'
-import { sessionGuard } from '../src/modules/session/guard'
+import { sessionAdmission } from '../src/modules/session/admission'
 import { configOrExit } from '../src/server'
-import { createServices } from '../src/services'
+import { createServices } from '../src/modules/services'
 import { openStorage } from '../src/storage'
 import { openEmbedded } from '../src/storage/drivers/bun'
 import type { Storage } from '../src/storage/storage'
@@ -34,7 +39,7 @@ import type { Storage } from '../src/storage/storage'
 export const RUNGS = ['elysia', 'hooks', 'lookup', 'admission', 'body', 'handler'] as const
 export type Rung = (typeof RUNGS)[number]
 
-/** The storage with admission reduced to one read: what the guard costs without the write. */
+/** The storage with admission reduced to one read: what admission costs without the write. */
 function readsOnly(storage: Storage): Storage {
   return {
     ...storage,
@@ -59,15 +64,19 @@ async function main() {
       return success(sandbox, data)
     }
     : () => answer
+  const { clock, log } = services
+  const none = () => new Elysia()
   const app = new Elysia(appSettings())
     .use(healthRoutes(services.storage))
-    .use(has('hooks') ? createPipeline(services) : new Elysia())
-    .use(has('lookup') ? sessionGuard(services) : new Elysia())
-    .use(has('body') ? bodyReader : new Elysia())
+    .use(has('hooks') ? requestStart({ config, clock, mode: 'simulation', peerAddress: (request, server) => server?.requestIP(request)?.address }) : none())
+    .use(has('hooks') ? errorAnswer({ config, clock, storage: services.storage, log }) : none())
+    .use(has('lookup') ? sessionAdmission(services) : none())
+    .use(has('lookup') ? testingAids(config) : none())
+    .use(has('body') ? bodyReader : none())
     .post(PATHS.search, handler as () => unknown, has('body') ? { body: SearchBody } : {})
+    .use(has('hooks') ? accessLog(log) : none())
     .listen({ port: config.port, hostname: config.host })
   const server = app.server!
-  services.peerAddress = (request) => server.requestIP(request)?.address
   console.log(JSON.stringify({ msg: 'listening', url: server.url.toString(), rung: RUNGS[level] }))
   process.on('SIGTERM', async () => {
     await server.stop()

@@ -1,27 +1,37 @@
 /**
- * @module Builds the sandbox app from its services (storage, configuration, clock, catalogue).
- * Entry files create those and listen; tests build the app in-process.
+ * @module The sandbox app: the table of contents of a request. Each step below is one plugin in
+ * one file, listed in the order it runs for a call (spec 2 and CONTRACT.md's order: route and
+ * method, session expiry, fair use, body, schema, handler). What a call carries from step to step
+ * is its request state (http/request-state.ts). Entry files create the services and listen; tests
+ * build the app in-process.
  */
 import { Elysia, type ElysiaAdapter } from 'elysia'
-import { healthRoutes } from './http/health'
+import { accessLog } from './http/access-log'
 import { corsPolicy } from './http/cors'
-import { bodyReader, createPipeline } from './http/pipeline'
+import { errorAnswer } from './http/error-answer'
+import { healthRoutes } from './http/health'
+import { bodyReader } from './http/request-body'
+import { requestStart, type PeerAddress } from './http/request-start'
+import { testingAids } from './http/testing-aids'
 import { docsRoutes } from './modules/docs'
 import { eventRoutes } from './modules/events'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
+import type { Services } from './modules/services'
 import { sessionRoutes } from './modules/session'
-import { sessionGuard } from './modules/session/guard'
-import type { Services } from './services'
+import { sessionAdmission } from './modules/session/admission'
 import { version } from '../package.json'
 
-export interface AppOptions {
+/** What the app needs to know of the runtime that serves it (server.*.ts). */
+export interface RuntimeDescription {
   /** Elysia's adapter for runtimes other than Bun (`@elysiajs/node`). */
   adapter?: ElysiaAdapter
+  /** The socket's peer address of a request, where the runtime knows it (the per-network allowance). */
+  peerAddress?: PeerAddress
 }
 
 /** The Elysia settings every sandbox app is built with (also the benchmark's cost ladder). */
-export function appSettings(options: AppOptions = {}) {
+export function appSettings(runtime: RuntimeDescription = {}) {
   return {
     normalize: false,
     strictPath: true,
@@ -32,25 +42,39 @@ export function appSettings(options: AppOptions = {}) {
     // Answers are still checked against their schemas; nothing in them needs encoding (a tenth of a
     // plan search's time, measured by bench/run.ts).
     encodeSchema: false,
-    ...(options.adapter && { adapter: options.adapter }),
+    ...(runtime.adapter && { adapter: runtime.adapter }),
   } as const
 }
 
-export function createApp(services: Services, options: AppOptions = {}) {
-  const pipeline = createPipeline(services)
-  const guard = sessionGuard(services)
-  // Health and docs come before the pipeline: they count against no allowance and need no session.
-  return new Elysia(appSettings(options))
-    .use(healthRoutes(services.storage))
+export function createApp(services: Services, runtime: RuntimeDescription = {}) {
+  const { config, clock, storage, log } = services
+  const admission = sessionAdmission(services)
+  const mode = services.insurer ? 'uat_gateway' : 'simulation'
+  return new Elysia(appSettings(runtime))
+    // Before every step: health and documentation need no session and count against no allowance.
+    .use(healthRoutes(storage))
     .use(docsRoutes(version, services))
-    .use(pipeline)
-    .use(corsPolicy(services.config.corsOrigins))
-    .use(guard)
+    // 1. Request id, the headers every answer carries, the header budget, the caller's network.
+    .use(requestStart({ config, clock, mode, peerAddress: runtime.peerAddress ?? (() => undefined) }))
+    // Any step's failure, from here on, is answered as the error envelope (404 and 405 from the router too).
+    .use(errorAnswer({ config, clock, storage, log }))
+    // 2. CORS for the configured origins: preflights answered, credentialed answers readable.
+    .use(corsPolicy(config.corsOrigins))
+    // 3. Route and method: Elysia's router, between the request's hooks and its transforms.
+    // 4. Admission: session expiry, the session's and the network's allowance, counting, a new session.
+    .use(admission)
+    // 5. Testing aids: Sandbox-Delay-Ms (the answer waits, after the handler), then Sandbox-Outcome.
+    .use(testingAids(config))
+    // 6. The body: size, media type, JSON, personal data.
     .use(bodyReader)
-    .use(sessionRoutes(guard, services))
-    .use(planRoutes(guard, services))
-    .use(policyRoutes(guard, services))
-    .use(eventRoutes(guard, services))
+    // 8. Once answered: the call's line in the log. (Listed before the routes: a hook reaches only
+    //    the routes added after it.)
+    .use(accessLog(log))
+    // 7. The routes: each validates its body against its schema, then runs its handler.
+    .use(sessionRoutes(admission, services))
+    .use(planRoutes(admission, services))
+    .use(policyRoutes(admission, services))
+    .use(eventRoutes(admission, services))
 }
 
 /** The app's type, for an Eden Treaty client: `treaty<App>(baseUrl)`. */

@@ -27,10 +27,10 @@ start(
   {
     sweeps: isPrimary,
     openEmbedded: (path) => openEmbedded(path, { checkpointerUrl }),
-    serve(app, config, services) {
+    peerAddress: (request, server) => server?.requestIP(request)?.address,
+    serve(app, config) {
       app.listen({ port: config.port, hostname: config.host, reusePort: config.workers > 1 })
       const server = app.server!
-      services.peerAddress = (request) => server.requestIP(request)?.address
       const workers = isPrimary && config.workers > 1 ? spawnWorkers(config.workers - 1) : []
       return {
         url: server.url.toString(),

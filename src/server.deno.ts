@@ -25,12 +25,14 @@ function withTrustworthyUrl(request: Request): Request {
   return new Request(`http://localhost${request.url.slice(start)}`, { method, headers, body, duplex: 'half' } as RequestInit)
 }
 
+/** Each request's socket peer, which Deno hands to the handler beside the request. */
+const peers = new WeakMap<Request, string>()
+
 start(
   {
     openEmbedded,
-    serve(app, config, services) {
-      const peers = new WeakMap<Request, string>()
-      services.peerAddress = (request) => peers.get(request)
+    peerAddress: (request) => peers.get(request),
+    serve(app, config) {
       // Deno's shutdown() cuts off request bodies still arriving: wait for in-flight requests first.
       let inFlight = 0
       let drained = () => {}

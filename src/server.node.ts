@@ -33,8 +33,8 @@ start(
   {
     adapter: node(),
     openEmbedded,
-    serve(app, config, services) {
-      services.peerAddress = (request) => (request as NodeRequest).runtime?.node?.req?.socket?.remoteAddress
+    peerAddress: (request) => (request as NodeRequest).runtime?.node?.req?.socket?.remoteAddress,
+    serve(app, config) {
       let stop = async () => {}
       const options = {
         port: config.port,

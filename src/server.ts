@@ -5,12 +5,12 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
-import { createApp, type AppOptions } from './app'
+import { createApp, type RuntimeDescription } from './app'
 import { startDeliveries } from './modules/events/delivery'
 import { createLog } from './log'
-import { ConfigError, loadConfig, type Config } from './config'
+import { ConfigError, loadConfig, settingsHelp, type Config } from './config'
 import { describeStorage, openStorage, type EmbeddedDriver, type Storage } from './storage'
-import { createServices, type Services } from './services'
+import { createServices, type Services } from './modules/services'
 import { DOCS_PATH } from './http/paths'
 import { version } from '../package.json'
 
@@ -18,25 +18,8 @@ const HELP = `travel-sandbox ${version}: the travel protection sandbox (sessions
 
 Usage: travel-sandbox [--help | --version]
 
-Configuration comes from the environment only:
-  PORT, HOST                        where to listen (3000, 0.0.0.0)
-  SANDBOX_DB_PATH                   embedded database file (data/sandbox.db; :memory: for a throwaway store)
-  SANDBOX_DB_MAX_MB                 cap on the embedded database's size in MiB (0: none)
-  SANDBOX_DATABASE_URL              database server URL, for several instances sharing one database
-                                    (unset: the embedded file)
-  SANDBOX_RATE_LIMIT                requests per window, per session and per network (30)
-  SANDBOX_RATE_WINDOW_SECONDS       rolling window (600)
-  SANDBOX_SESSION_TTL_SECONDS       session lifetime (3600)
-  SANDBOX_SWEEP_INTERVAL_SECONDS    expiry sweep interval (60)
-  SANDBOX_TRUST_PROXY               trusted proxy hops for X-Forwarded-For (0)
-  SANDBOX_CORS_ORIGINS              browser origins allowed to call with credentials, comma-separated
-                                    (unset: no CORS)
-  SANDBOX_WORKERS                   processes sharing the port and the database (1; Bun, Linux)
-  SANDBOX_UAT_URL                   insurer UAT to reach in uat_gateway mode (unset: simulation only)
-  SANDBOX_UAT_TIMEOUT_MS, SANDBOX_UAT_RETRIES, SANDBOX_UAT_BREAKER_FAILURES,
-  SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS   gateway call timeout (2000), retries (2), breaker (5, 30)
-  SANDBOX_WEBHOOK_TARGETS           where webhooks may deliver: any (loopback included) or public
-                                    (public with SANDBOX_DATABASE_URL, else any)
+Configuration comes from the environment only (default in brackets):
+${settingsHelp()}
 `
 
 /** `--help` and `--version` print and exit; any other argument is refused. */
@@ -55,13 +38,13 @@ function handleArguments(args: string[]): void {
 
 export type SandboxApp = ReturnType<typeof createApp>
 
-export interface Runtime extends AppOptions {
+export interface Runtime extends RuntimeDescription {
   /** False in the extra processes of a multi-process server: one process sweeps for all. */
   sweeps?: boolean
   /** Opens the embedded database file on this runtime. */
   openEmbedded(path: string): EmbeddedDriver
   /** Starts serving; `stop` stops accepting and resolves once in-flight requests are done. */
-  serve(app: SandboxApp, config: Config, services: Services): { url: string; stop(): Promise<void> }
+  serve(app: SandboxApp, config: Config): { url: string; stop(): Promise<void> }
 }
 
 export function configOrExit(env: Record<string, string | undefined>): Config {
@@ -151,7 +134,7 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
   const storage = await storageOrExit(config, runtime)
   const services = createServices({ storage, config })
   const app = createApp(services, runtime)
-  const server = serveOrExit(() => runtime.serve(app, config, services), config)
+  const server = serveOrExit(() => runtime.serve(app, config), config)
   const address = openableAddress(config, server.url)
   log({ level: 'info', msg: 'listening', url: `${address}/`, docs: `${address}${DOCS_PATH}`, db: describeStorage(config) })
 

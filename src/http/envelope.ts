@@ -4,24 +4,8 @@
 import type { RateStatus } from '../domain/rate-window'
 import { isoTimestamp } from '../domain/dates'
 import type { ApiError } from '../errors'
-import type { FailureModel, MetaModel, ModeModel } from './envelope-model'
-
-export type Mode = typeof ModeModel.static
-
-/** What the pipeline knows about one request; handlers read it as `sandbox`. */
-export interface RequestState {
-  requestId: string
-  startedAt: number
-  /** The clock reading the request was admitted at; every write it makes is stamped with it. */
-  admittedAt: number
-  mode: Mode
-  session: { id: number; ref: string; expiresAt: number } | null
-  /** The session's cookie token, kept in memory only: it keys the hash of an Idempotency-Key. */
-  sessionToken: string | null
-  rate: RateStatus | null
-  /** Milliseconds the answer waits before it is sent (`Sandbox-Delay-Ms`, http/delay.ts). */
-  delayMs: number
-}
+import type { FailureModel, MetaModel } from './envelope-model'
+import type { RequestState } from './request-state'
 
 export type Meta = typeof MetaModel.static
 export type Failure = typeof FailureModel.static

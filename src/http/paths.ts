@@ -23,13 +23,16 @@ export const INDEX_PATHS = ['/', '/api/sandbox'] as const
 /** The form of a `policy_ref`, the only reference a path carries. */
 export const POLICY_REF = /^pol_sbx_[0-9a-f]{20}$/
 
-const KNOWN = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)$/,
+/** A path under one policy: modify, cancel, read-back, the certificate. */
+const POLICY_PATH = /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)$/
+/** Every sandbox call's path, whatever its references hold. */
+const CALL_PATHS = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, POLICY_PATH,
   /^\/api\/sandbox\/(?:events|webhook|webhook\/test|events\/[^/]+\/resend)$/]
 const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 
 /** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */
 export function allowedMethod(path: string): 'POST' | 'GET' | undefined {
-  if (KNOWN.some((pattern) => pattern.test(path))) return 'POST'
+  if (CALL_PATHS.some((pattern) => pattern.test(path))) return 'POST'
   return DOCUMENTS.has(path) ? 'GET' : undefined
 }
 
@@ -52,7 +55,7 @@ const ROUTE_WORDS = new Set([...Object.values(PATHS), ...DOCUMENTS, '/healthz', 
  * e-mail in place of a `policy_ref`, say) becomes a placeholder, so that no caller text is logged.
  */
 export function loggedPath(path: string): string {
-  const placeholder = KNOWN[3]!.test(path) ? ':policy_ref' : ':segment'
+  const placeholder = POLICY_PATH.test(path) ? ':policy_ref' : ':segment'
   return path.split('/').map((segment) => (ROUTE_WORDS.has(segment) || POLICY_REF.test(segment) ? segment : placeholder)).join('/')
 }
 

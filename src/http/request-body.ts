@@ -1,7 +1,10 @@
 /**
- * @module Reading a request body within the contract's limits: at most 16 KiB, never buffered past
- * that, JSON only. Runs after the session and rate checks, as the contract's order requires.
+ * @module The body step: reading a request body within the contract's limits (at most 16 KiB,
+ * never buffered past that, JSON only), then refusing personal data. Runs after the session and
+ * rate checks, as the contract's order requires.
  */
+import { Elysia } from 'elysia'
+import { rejectPersonalData } from '../domain/personal-data'
 import { ApiError } from '../errors'
 
 export const MAX_BODY_BYTES = 16 * 1024
@@ -125,3 +128,15 @@ async function readBounded(request: Request): Promise<Uint8Array> {
   }
   return new Uint8Array(await new Blob(chunks).arrayBuffer())
 }
+
+/** Placeholder body: Elysia must not read the stream before the session and rate checks. */
+const BODY_DEFERRED = Symbol('body deferred')
+
+/** Reads the body once the call is admitted, and refuses personal data. */
+export const bodyReader = new Elysia({ name: 'sandbox-body' })
+  .onParse({ as: 'global' }, () => BODY_DEFERRED)
+  .onTransform({ as: 'global' }, async (context) => {
+    const body = await readJsonBody(context.request)
+    rejectPersonalData(body)
+    context.body = body
+  })

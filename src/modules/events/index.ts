@@ -8,13 +8,13 @@ import { NoFields, responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
-import type { SessionGuard } from '../session/guard'
+import type { SessionAdmission } from '../session/admission'
 import { EventBody, EventParams, EventsBody, EventsData, ResendData, WebhookBody, WebhookData } from './model'
 import { listEvents, registerWebhook, resendEvent, sendTestEvent } from './service'
 
-export function eventRoutes(guard: SessionGuard, services: Services) {
+export function eventRoutes(admission: SessionAdmission, services: Services) {
   return new Elysia({ name: 'event-routes' })
-    .use(guard)
+    .use(admission)
     .post(PATHS.webhook, async ({ sandbox, body }) => success(sandbox, await registerWebhook(services, sandbox.session!, body.url)), {
       body: WebhookBody,
       headers: outcomeHeaders(PATHS.webhook),

@@ -3,15 +3,15 @@ import { Elysia } from 'elysia'
 import { success } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
-import type { SessionGuard } from '../session/guard'
+import type { SessionAdmission } from '../session/admission'
 import { responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'
 import { SearchBody, SearchData } from './model'
 import { searchPlans } from './service'
 
-export function planRoutes(guard: SessionGuard, services: Services) {
+export function planRoutes(admission: SessionAdmission, services: Services) {
   return new Elysia({ name: 'plan-routes' })
-    .use(guard)
+    .use(admission)
     .post(PATHS.search, async ({ sandbox, body }) => {
       const { mode, data } = await searchPlans(services, { session: sandbox.session!, requestId: sandbox.requestId }, body)
       sandbox.mode = mode

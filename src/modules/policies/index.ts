@@ -4,10 +4,11 @@
  */
 import { Elysia } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { success, type RequestState } from '../../http/envelope'
+import { success } from '../../http/envelope'
+import type { RequestState } from '../../http/request-state'
 import { PATHS } from '../../http/paths'
 import type { Services } from '../../services'
-import type { SessionGuard } from '../session/guard'
+import type { SessionAdmission } from '../session/admission'
 import { NoFields, responses } from '../../http/envelope-model'
 import { idempotentHeaders, outcomeHeaders } from '../../http/headers-model'
 import { certificateInput, renderCertificate } from './certificate'
@@ -49,9 +50,9 @@ function refuseUntilReady(readyAt: number, now: number): void {
   throw new ApiError('document_not_ready', `The certificate is not ready yet; it will be at ${isoTimestamp(readyAt)}.`, undefined, Math.ceil((readyAt - now) / 1000))
 }
 
-export function policyRoutes(guard: SessionGuard, services: Services) {
+export function policyRoutes(admission: SessionAdmission, services: Services) {
   return new Elysia({ name: 'policy-routes' })
-    .use(guard)
+    .use(admission)
     .post(
       PATHS.issue,
       async ({ sandbox, body, request, set }) => answer(sandbox, set.headers, await issuePolicy(services, caller(sandbox, request), body)),

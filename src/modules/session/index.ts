@@ -4,16 +4,16 @@ import { success } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import { responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'
-import type { Services } from '../../services'
-import type { SessionGuard } from './guard'
-import { setSessionCookie } from './guard'
+import type { Services } from '../services'
+import type { SessionAdmission } from './admission'
+import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
 import { SessionBody, SessionData } from './model'
-import { SESSION_COOKIE, lifetimeSeconds, mintSession, sessionPayload } from './service'
+import { lifetimeSeconds, mintSession, sessionPayload } from './service'
 
-export function sessionRoutes(guard: SessionGuard, services: Services) {
+export function sessionRoutes(admission: SessionAdmission, services: Services) {
   const { storage, config } = services
   return new Elysia({ name: 'session-routes' })
-    .use(guard)
+    .use(admission)
     .post(PATHS.session, async ({ sandbox, cookie, request, body }) => {
       // Only now, with every check passed: a failed call keeps the caller's session and cookie.
       // Explicit creation ignores any cookie sent.

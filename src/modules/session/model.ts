@@ -12,7 +12,6 @@ export const SessionBody = t.Object({
   })),
 }, { additionalProperties: false, 'x-issue': 'must be an object' })
 
-export type SessionRequest = typeof SessionBody.static
 
 export const SessionData = t.Object({
   session_ref: t.String({ pattern: '^sbx_[0-9a-f]+$', description: 'Public session reference; not the cookie.' }),

@@ -8,8 +8,6 @@ import { isoTimestamp } from '../../domain/dates'
 import { ApiError } from '../../errors'
 import type { NewSession, Storage, Stores } from '../../storage/storage'
 
-export const SESSION_COOKIE = 'sbx_session'
-
 /** 256 random bits for the cookie; a separate 80-bit public ref that cannot be turned into it. */
 export function mintSession(now: number, lifetimeSeconds: number): NewSession & { token: string } {
   const token = randomBytes(32).toString('base64url')

@@ -1,0 +1,42 @@
+/**
+ * @module What the sandbox knows of each request in flight, from its first step to its log line.
+ * Every step of the request (app.ts) reads and writes it here; handlers see it as `sandbox`.
+ */
+import type { RateStatus } from '../domain/rate-window'
+import type { ModeModel } from './envelope-model'
+
+export type Mode = typeof ModeModel.static
+
+export interface RequestState {
+  requestId: string
+  startedAt: number
+  /** The client network's rate-limit counter key (http/client-address.ts). */
+  network: string
+  /** The clock reading the request was admitted at; every write it makes is stamped with it. */
+  admittedAt: number
+  mode: Mode
+  session: { id: number; ref: string; expiresAt: number } | null
+  /** The session's cookie token, kept in memory only: it keys the hash of an Idempotency-Key. */
+  sessionToken: string | null
+  rate: RateStatus | null
+  /** Milliseconds the answer waits before it is sent (`Sandbox-Delay-Ms`, http/testing-aids.ts). */
+  delayMs: number
+}
+
+/** Keyed by the request itself: the state goes when the request does. */
+const states = new WeakMap<Request, RequestState>()
+
+export function beginRequest(request: Request, state: RequestState): RequestState {
+  states.set(request, state)
+  return state
+}
+
+/** The state of a request the first step has seen. */
+export function stateOf(request: Request): RequestState {
+  return states.get(request)!
+}
+
+/** The state of a request, or undefined for one that never reached the first step. */
+export function maybeStateOf(request: Request): RequestState | undefined {
+  return states.get(request)
+}

@@ -1,0 +1,63 @@
+/**
+ * @module Admission, every sandbox call's: it reads the cookie, refuses an expired session, admits
+ * the call against the session's and the network's allowance, counts it, and creates the session
+ * when the call brings none — one storage call, one transaction. Explicit creation
+ * (`POST /api/sandbox/session`) is counted against the network only; its route creates the session
+ * once the call has passed its checks, so a failed call leaves the caller's session and cookie as
+ * they were.
+ */
+import { Elysia } from 'elysia'
+import type { Config } from '../../config'
+import { ApiError, FAILURE_MESSAGE } from '../../errors'
+import { rateLimitHeaders } from '../../http/envelope'
+import { fairUseMessage } from '../../domain/rate-window'
+import { PATHS } from '../../http/paths'
+import { stateOf, type RequestState } from '../../http/request-state'
+import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
+import type { SessionRow, Storage } from '../../storage/storage'
+import { mintSession, tokenHashOf } from './service'
+
+export interface AdmissionDeps {
+  config: Config
+  clock: () => number
+  storage: Pick<Storage, 'admit'>
+}
+
+export function sessionAdmission({ config, clock, storage }: AdmissionDeps) {
+  return new Elysia({ name: 'session-admission' })
+    .derive({ as: 'global' }, async ({ request, cookie, route, set }) => {
+      const state = stateOf(request)
+      const now = (state.admittedAt = clock())
+      const explicit = route === PATHS.session
+      const sessionCookie = cookie[SESSION_COOKIE]!
+      const minted: { token: string | null } = { token: null }
+      const admission = await storage.admit({
+        tokenHash: explicit ? null : tokenHashOf(sessionCookie.value),
+        network: state.network,
+        now,
+        // Minted only when the storage creates a session: a live cookie needs no new token.
+        create: explicit ? null : () => {
+          const session = mintSession(now, config.sessionTtlSeconds)
+          minted.token = session.token
+          return session
+        },
+      })
+      if (admission.kind === 'expired') {
+        setSessionCookie(sessionCookie, request, config, null, 0)
+        throw new ApiError('session_expired', FAILURE_MESSAGE.session_expired)
+      }
+      state.session = admission.session
+      state.rate = admission.status
+      Object.assign(set.headers, rateLimitHeaders(admission.status, config.rateWindowSeconds, now))
+      if (admission.kind === 'refused') {
+        const { status } = admission
+        throw new ApiError('rate_limited', fairUseMessage(status.limit, config.rateWindowSeconds), undefined, status.retryAfter)
+      }
+      if (admission.created && minted.token) setSessionCookie(sessionCookie, request, config, minted.token, config.sessionTtlSeconds)
+      state.sessionToken = admission.created ? minted.token : admission.session && String(sessionCookie.value)
+      return { sandbox: state as RequestState & { session: SessionRow | null } }
+    })
+}
+
+/** The admission step, which every route plugin uses for the `sandbox` it derives. */
+export type SessionAdmission = ReturnType<typeof sessionAdmission>
