@@ -19,7 +19,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync }
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { loadConfig } from '../src/config'
-import { createServices } from '../src/services'
+import { createServices } from '../src/modules/services'
 import { openEmbedded } from '../src/storage/drivers/bun'
 import { openStorage } from '../src/storage'
 import { mintSession } from '../src/modules/session/service'

@@ -1,20 +1,19 @@
 /**
- * @module Everything a request may need, built once from the app's dependencies. Entry files and
- * tests choose the storage, clock and configuration; nothing here knows the runtime or the engine.
+ * @module Everything the sandbox's routes may need, built once from the app's dependencies. Entry
+ * files and tests choose the storage, clock and configuration; nothing here knows the runtime or
+ * the engine.
  */
-import type { Config } from './config'
-import { createLog, type Log } from './log'
-import type { Storage } from './storage/storage'
-import { loadCatalogue } from './modules/plans/catalogue'
-import { httpInsurer, type InsurerAdapter } from './modules/insurer/adapter'
+import type { Config } from '../config'
+import { createLog, type Log } from '../log'
+import type { Storage } from '../storage/storage'
+import { loadCatalogue } from './plans/catalogue'
+import { httpInsurer, type InsurerAdapter } from './insurer/adapter'
 
 export interface AppDeps {
   storage: Storage
   config: Config
   /** Milliseconds since the epoch; by default the storage's clock (the database's, shared by every instance). */
   clock?: () => number
-  /** The socket's peer address for a request, where the runtime knows it. */
-  peerAddress?: (request: Request) => string | undefined
   /** Where the structured log goes (a JSON line per call, src/log.ts); stdout by default. */
   log?: Log
   /** The insurer behind the UAT gateway; by default built from `config.uat` (none when unset). */
@@ -31,7 +30,6 @@ export function createServices(deps: AppDeps) {
     storage,
     config,
     clock,
-    peerAddress: deps.peerAddress ?? (() => undefined),
     log,
     catalogue,
     insurer,

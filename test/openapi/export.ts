@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
-import { createServices } from '../../src/services'
+import { createServices } from '../../src/modules/services'
 import { withStorage } from '../unit/support/storage'
 
 const app = createApp(createServices({ ...withStorage(loadConfig({})), log: () => {} }))

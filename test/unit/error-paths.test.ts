@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
-import { createServices } from '../../src/services'
+import { createServices } from '../../src/modules/services'
 import { openEmbedded } from '../../src/storage/drivers/bun'
 import type { SqliteDriver } from '../../src/storage/sqlite/driver'
 import { inProcessApp, tripFrom } from './support/app'

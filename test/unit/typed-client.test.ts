@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { createApp } from '../../src/app'
 import { createSandboxClient } from '../../src/client'
 import { loadConfig } from '../../src/config'
-import { createServices } from '../../src/services'
+import { createServices } from '../../src/modules/services'
 import { withStorage } from './support/storage'
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)

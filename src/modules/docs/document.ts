@@ -11,9 +11,10 @@ import type { ErrorCode } from '../../errors'
 import type { Mode } from '../../http/request-state'
 import { HEADER_DOCS } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
-import type { Services } from '../../services'
+import type { Services } from '../services'
 import { exampleEnvelope, exampleFlow, type ExampleFlow } from './examples'
-import { EVENT_TYPES, EventBody } from '../events/model'
+import { EVENT_TYPES } from '../../domain/events'
+import { EventBody } from '../events/model'
 
 /** The document's introduction, with the limits this server runs with. */
 function description(config: Config): string {

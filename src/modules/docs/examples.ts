@@ -10,13 +10,13 @@ import { agesKey } from '../../domain/trip'
 import { FAILURE_MESSAGE, type ErrorCode, type ErrorDetail } from '../../errors'
 import type { Mode } from '../../http/request-state'
 import { PATHS } from '../../http/paths'
-import type { Services } from '../../services'
+import type { Services } from '../services'
 import type { PolicyRecord } from '../../storage/storage'
 import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans/pricing'
 import { issuedPayload, policyView, refundView } from '../policies/read'
 import { sessionPayload } from '../session/service'
-import { EVENT_TYPES } from '../events/model'
-import { TEST_MESSAGE, newEvent } from '../events/service'
+import { EVENT_TYPES, newEvent } from '../../domain/events'
+import { TEST_MESSAGE } from '../events/service'
 
 const MINUTE_MS = 60_000
 

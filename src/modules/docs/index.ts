@@ -11,7 +11,7 @@ import swaggerScript from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 't
 import swaggerStyle from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' }
 import { todayDayNumber } from '../../domain/dates'
 import { DOCS_PATH, INDEX_PATHS, SPEC_PATH } from '../../http/paths'
-import type { Services } from '../../services'
+import type { Services } from '../services'
 import { openApiDocument } from './document'
 
 const HIDDEN = ['/healthz', '/readyz', ...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`]

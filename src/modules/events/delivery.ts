@@ -4,7 +4,7 @@
  * time of the next attempt. Deliveries are rows, so a restart resumes them; no lock, transaction or
  * connection is held while a call is out.
  */
-import type { Services } from '../../services'
+import type { Services } from '../services'
 import type { Delivery } from '../../storage/storage'
 import { CALL_TIMEOUT_MS, postJson } from './outbound'
 import { signatureHeader } from './signature'

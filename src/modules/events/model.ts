@@ -1,16 +1,10 @@
 /** @module Schemas of events (as delivered and as listed), the events list, the webhook endpoint and a resend. */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
+import { EVENT_ID, EVENT_TYPES } from '../../domain/events'
 import { ReadData } from '../policies/model'
 
-/** What changes a policy, its certificate becoming ready, and a test event sent on request. */
-export const EVENT_TYPES = ['policy.issued', 'policy.endorsed', 'policy.cancelled', 'document.ready', 'webhook.test'] as const
-export type EventType = (typeof EVENT_TYPES)[number]
-
 const Timestamp = t.String({ format: 'date-time' })
-/** The form of an event's id. */
-export const EVENT_ID = /^evt_[0-9a-f]{20}$/
-
 const EventId = t.String({ pattern: EVENT_ID.source, description: 'The event\'s id: a resend delivers the same id again, so receivers can drop repeats.' })
 
 /** The body POSTed to the webhook endpoint, byte for byte what the events list shows of it. */

@@ -6,10 +6,11 @@
 import { randomBytes } from 'node:crypto'
 import { isoTimestamp } from '../../domain/dates'
 import { ApiError, throwIfInvalid } from '../../errors'
-import type { ListedEvent, NewEvent, Stores } from '../../storage/storage'
-import type { Services } from '../../services'
+import { EVENT_ID, EVENT_TYPES, newEvent } from '../../domain/events'
+import type { ListedEvent, Stores } from '../../storage/storage'
+import type { Services } from '../services'
 import { inLiveSession } from '../session/service'
-import { EVENT_ID, EVENT_TYPES, type EventType, type EventsRequest, type ListedEventView } from './model'
+import type { EventsRequest, ListedEventView } from './model'
 import { isDelivered } from './delivery'
 import { targetProblem } from './outbound'
 
@@ -18,12 +19,6 @@ export const TEST_MESSAGE = 'A test event from the travel protection sandbox.'
 
 type Deps = Pick<Services, 'storage' | 'clock' | 'config'>
 type Session = { id: number; ref: string }
-
-/** An event of `session`, happening at `at`; its body is what is delivered and listed, byte for byte. */
-export function newEvent(session: Session, type: EventType, data: unknown, at: number): NewEvent {
-  const ref = `evt_${randomBytes(10).toString('hex')}`
-  return { ref, sessionId: session.id, type, at, body: JSON.stringify({ id: ref, type, created_at: isoTimestamp(at), session_ref: session.ref, data }) }
-}
 
 /** The session's events after the cursor, in recorded order, up to the first that has not happened yet (storage.ts). */
 export async function listEvents(services: Deps, session: Session, request: EventsRequest) {

@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import { success } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
-import type { Services } from '../../services'
+import type { Services } from '../services'
 import type { SessionAdmission } from '../session/admission'
 import { responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import { PDFDocument, PDFHexString, StandardFonts, degrees, rgb, type PDFFont, type PDFPage } from 'pdf-lib'
-import type { Services } from '../../services'
+import type { Services } from '../services'
 import { coverDays } from '../plans/pricing'
 import type { PolicyView } from './read'
 import type { RefundRule } from './refund'

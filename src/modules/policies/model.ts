@@ -3,6 +3,7 @@ import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { CalendarDate, CountryCode, TravellersModel, TripModel } from '../trip/model'
 import { REFUND_RULES } from './refund'
+import { SCENARIOS } from '../../domain/scenarios'
 
 export const PartnerReference = t.String({
   pattern: '^[ -~]{1,64}$',
@@ -28,8 +29,6 @@ export const IssueBody = t.Object(
 
 /** `"preview": true`: answer what the call would do, and change nothing. */
 const Preview = t.Optional(t.Boolean({ description: 'true: answer what this call would do, and change nothing.', 'x-issue': 'must be true or false' }))
-
-export const SCENARIOS = ['extend_end_date', 'shorten_end_date', 'correct_destination', 'correct_partner_reference'] as const
 
 /** A closed object: one scenario and the one field it takes. */
 const scenarioOptions = (description: string) => ({ additionalProperties: false, description, 'x-issue': 'must be an object' })
@@ -59,7 +58,6 @@ export const CancelBody = t.Object({ preview: Preview }, {
 export type IssueRequest = typeof IssueBody.static
 export type ModifyRequest = typeof ModifyBody.static
 export type CancelRequest = typeof CancelBody.static
-export type Scenario = (typeof SCENARIOS)[number]
 
 const PolicyStatus = t.UnionEnum(['issued', 'endorsed', 'cancelled'])
 const Amount = t.Number({ description: 'In `currency`, rounded to its minor unit.' })

@@ -1,20 +1,12 @@
 /**
- * @module The four correction scenarios: which field each needs, and what each may change.
+ * @module The four correction scenarios (domain/scenarios.ts): what each may change.
  * Pure rules on a policy's current trip; pricing and storage are the service's business.
  */
 import { ApiError, throwIfInvalid, type ErrorDetail } from '../../errors'
 import { isAssignedCountry } from '../../domain/countries'
 import { toDayNumber } from '../../domain/dates'
 import { enforceTripLength, type Trip } from '../../domain/trip'
-import type { ModifyRequest, Scenario } from './model'
-
-/** The one body field each scenario uses. */
-export const FIELD_OF: Record<Scenario, 'new_end_date' | 'destination_country' | 'partner_reference'> = {
-  extend_end_date: 'new_end_date',
-  shorten_end_date: 'new_end_date',
-  correct_destination: 'destination_country',
-  correct_partner_reference: 'partner_reference',
-}
+import type { ModifyRequest } from './model'
 
 export interface Correction {
   trip: Trip

@@ -8,7 +8,7 @@ import { isoTimestamp, todayDayNumber } from '../../domain/dates'
 import { FORCED, type BusinessOutcome } from '../../http/forced-outcome'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import type { PolicyRecord, PolicyStore, Quote, Source, Stores } from '../../storage/storage'
-import type { Services } from '../../services'
+import type { Services } from '../services'
 import type { InsurerAdapter } from '../insurer/adapter'
 import { premiumInPaise, toAmount, toMinorUnits, type Plan } from '../plans/pricing'
 import { sessionEnded } from '../session/service'
@@ -16,8 +16,7 @@ import { checkedKey, commitOnce, earlierAnswer, fingerprint, upstreamKey } from 
 import type { CancelRequest, IssueRequest, ModifyRequest } from './model'
 import { refundOf } from './refund'
 import { findPolicy, issuedPayload, policyView, refundView } from './read'
-import { newEvent } from '../events/service'
-import type { EventType } from '../events/model'
+import { newEvent, type EventType } from '../../domain/events'
 import { applyScenario, checkScenarioFields, type Correction } from './scenarios'
 
 /** How long a certificate stays `pending` after an issue with `Sandbox-Outcome: document_pending`. */

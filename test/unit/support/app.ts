@@ -5,7 +5,7 @@
  */
 import { createApp } from '../../../src/app'
 import { loadConfig } from '../../../src/config'
-import { createServices } from '../../../src/services'
+import { createServices } from '../../../src/modules/services'
 import { embeddedStorage } from './storage'
 import { logLine } from '../../../src/log'
 
