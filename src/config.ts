@@ -1,6 +1,7 @@
 /**
  * @module Configuration, read once from the environment at start-up. A bad value stops start-up
- * with one line naming the variable.
+ * with one line naming the variable. Every variable is one row of `SETTINGS`: its name, default,
+ * rule and help text, from which reading, `--help` (server.ts) and the docs' tables are made.
  */
 import { databaseUrlProblem } from './storage'
 import { isIP } from 'node:net'
@@ -43,79 +44,48 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>
 
-export function loadConfig(env: Env): Config {
-  return {
-    port: integer(env, 'PORT', 3000, 0, 65_535),
-    host: host(env),
-    dbPath: text(env, 'SANDBOX_DB_PATH', 'data/sandbox.db'),
-    databaseUrl: databaseUrl(env),
-    dbMaxMegabytes: integer(env, 'SANDBOX_DB_MAX_MB', 0, 0, 1_000_000),
-    rateLimit: integer(env, 'SANDBOX_RATE_LIMIT', 30, 1, 1_000_000_000),
-    rateWindowSeconds: integer(env, 'SANDBOX_RATE_WINDOW_SECONDS', 600, 1, 86_400),
-    sessionTtlSeconds: integer(env, 'SANDBOX_SESSION_TTL_SECONDS', 3600, 1, 7 * 86_400),
-    sweepIntervalSeconds: integer(env, 'SANDBOX_SWEEP_INTERVAL_SECONDS', 60, 1, 86_400),
-    trustProxy: integer(env, 'SANDBOX_TRUST_PROXY', 0, 0, 32),
-    corsOrigins: origins(env, 'SANDBOX_CORS_ORIGINS'),
-    workers: integer(env, 'SANDBOX_WORKERS', 1, 1, 64),
-    uat: uatConfig(env),
-    webhookTargets: choice(env, 'SANDBOX_WEBHOOK_TARGETS', ['any', 'public'], databaseUrl(env) ? 'public' : 'any'),
-  }
+/** What a variable accepts, as said to a person, and how its text is read. */
+interface Rule<Value> {
+  accepts: string
+  /** An empty value is refused, not read as unset. */
+  refusesEmpty?: boolean
+  /** The value of `raw`; throws a ConfigError message's tail (after the name) when it is not accepted. */
+  read(raw: string): Value
 }
 
-function choice<const Value extends string>(env: Env, name: string, values: readonly Value[], fallback: Value): Value {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if (!values.includes(raw as Value)) throw new ConfigError(`${name} must be one of ${values.join(', ')} (got ${JSON.stringify(raw)})`)
-  return raw as Value
+interface Setting<Value> {
+  name: string
+  rule: Rule<Value>
+  /** The value when the variable is unset (or empty); a function of the settings read before it where it depends on them. */
+  fallback: Value | ((config: Partial<Config>) => Value)
+  /** The default as `--help` and the docs say it, where the value alone does not say it. */
+  shown?: string
+  /** One line for `--help` and the docs. */
+  help: string
+  /** More for the docs' table (Markdown). */
+  more?: string
 }
 
-function databaseUrl(env: Env): string | null {
-  const raw = env.SANDBOX_DATABASE_URL
-  if (raw === undefined || raw === '') return null
-  // The value may hold a password: it is not repeated.
-  const problem = databaseUrlProblem(raw)
-  if (problem) throw new ConfigError(`SANDBOX_DATABASE_URL ${problem}`)
-  return raw
-}
+class Refused extends Error {}
 
-function uatConfig(env: Env): UatConfig | null {
-  const raw = env.SANDBOX_UAT_URL
-  if (raw === undefined || raw === '') return null
-  const url = URL.canParse(raw) ? new URL(raw) : null
-  if (!url || !['http:', 'https:'].includes(url.protocol)) {
-    throw new ConfigError(`SANDBOX_UAT_URL must be an http or https URL (got ${JSON.stringify(raw)})`)
-  }
-  return {
-    url: url.toString().replace(/\/$/, ''),
-    timeoutMs: integer(env, 'SANDBOX_UAT_TIMEOUT_MS', 2000, 50, 60_000),
-    retries: integer(env, 'SANDBOX_UAT_RETRIES', 2, 0, 5),
-    breakerFailures: integer(env, 'SANDBOX_UAT_BREAKER_FAILURES', 5, 1, 1000),
-    breakerCooldownSeconds: integer(env, 'SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS', 30, 1, 3600),
-  }
-}
+const wholeNumber = (min: number, max: number): Rule<number> => ({
+  accepts: `a whole number from ${min} to ${max}`,
+  read(raw) {
+    const value = Number(raw)
+    if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new Refused(`must be a whole number from ${min} to ${max}`)
+    return value
+  },
+})
 
-/** A comma-separated list of exact origins (`https://tool.example`, `http://localhost:5173`). */
-function origins(env: Env, name: string): string[] {
-  const raw = env[name]
-  if (raw === undefined || raw.trim() === '') return []
-  return raw.split(',').map((entry) => entry.trim()).map((origin) => {
-    const url = URL.canParse(origin) ? new URL(origin) : null
-    if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin) {
-      throw new ConfigError(`${name} must list origins such as https://tool.example or http://localhost:5173, separated by commas (got ${JSON.stringify(origin)})`)
-    }
-    return origin
-  })
-}
+const oneOf = <const Value extends string>(values: readonly Value[]): Rule<Value> => ({
+  accepts: values.join(' or '),
+  read(raw) {
+    if (!values.includes(raw as Value)) throw new Refused(`must be one of ${values.join(', ')}`)
+    return raw as Value
+  },
+})
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got ${JSON.stringify(raw)})`)
-  }
-  return value
-}
+const text: Rule<string> = { accepts: 'any text', refusesEmpty: true, read: (raw) => raw }
 
 const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
 
@@ -123,17 +93,166 @@ const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
  * An IP address to listen on, or a host name (which must still resolve when listening). A name
  * whose last label is all digits (`999.1.1.1`) is a bad IPv4 address, not a name.
  */
-function host(env: Env): string {
-  const raw = text(env, 'HOST', '0.0.0.0')
-  const labels = raw.split('.')
-  const isName = raw.length <= 253 && labels.every((label) => LABEL.test(label)) && !/^\d+$/.test(labels.at(-1)!)
-  if (isIP(raw) || isName) return raw
-  throw new ConfigError(`HOST must be an IP address or a host name (got ${JSON.stringify(raw)})`)
+const hostRule: Rule<string> = {
+  accepts: 'an IP address or a host name',
+  refusesEmpty: true,
+  read(raw) {
+    const labels = raw.split('.')
+    const isName = raw.length <= 253 && labels.every((label) => LABEL.test(label)) && !/^\d+$/.test(labels.at(-1)!)
+    if (isIP(raw) || isName) return raw
+    throw new Refused('must be an IP address or a host name')
+  },
 }
 
-function text(env: Env, name: string, fallback: string): string {
-  const raw = env[name]
-  if (raw === undefined) return fallback
-  if (raw.trim() === '') throw new ConfigError(`${name} must not be empty`)
-  return raw
+/** A comma-separated list of exact origins (`https://tool.example`, `http://localhost:5173`). */
+const originsRule: Rule<string[]> = {
+  accepts: 'exact origins, comma-separated',
+  read: (raw) => raw.trim() === '' ? [] : raw.split(',').map((entry) => entry.trim()).map((origin) => {
+    const url = URL.canParse(origin) ? new URL(origin) : null
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin) {
+      throw new Refused(`must list origins such as https://tool.example or http://localhost:5173, separated by commas (got ${JSON.stringify(origin)})`)
+    }
+    return origin
+  }),
+}
+
+const httpUrl: Rule<string> = {
+  accepts: 'an http or https URL',
+  read(raw) {
+    const url = URL.canParse(raw) ? new URL(raw) : null
+    if (!url || !['http:', 'https:'].includes(url.protocol)) throw new Refused('must be an http or https URL')
+    return url.toString().replace(/\/$/, '')
+  },
+}
+
+/** The value may hold a password: a refusal does not repeat it. */
+const databaseUrlRule: Rule<string> = {
+  accepts: 'a postgres:// URL',
+  read(raw) {
+    const problem = databaseUrlProblem(raw)
+    if (problem) throw new Refused(problem, { cause: 'secret' })
+    return raw
+  },
+}
+
+const unset = <Value>(rule: Rule<Value>): Rule<Value | null> => rule
+
+/** Every variable, in the order `--help` and the docs list them. */
+export const SETTINGS = {
+  port: { name: 'PORT', rule: wholeNumber(0, 65_535), fallback: 3000, help: 'port to listen on' },
+  host: { name: 'HOST', rule: hostRule, fallback: '0.0.0.0', help: 'address to listen on' },
+  dbPath: {
+    name: 'SANDBOX_DB_PATH', rule: text, fallback: 'data/sandbox.db', help: 'the embedded SQLite file (its folder is created); :memory: for a throwaway store',
+  },
+  databaseUrl: {
+    name: 'SANDBOX_DATABASE_URL', rule: unset(databaseUrlRule), fallback: null, shown: 'unset: the embedded file',
+    help: 'postgres://user:password@host:port/database: PostgreSQL, for several instances sharing one database',
+    more: '([below](#hosted-several-instances-on-postgresql))',
+  },
+  dbMaxMegabytes: {
+    name: 'SANDBOX_DB_MAX_MB', rule: wholeNumber(0, 1_000_000), fallback: 0, shown: '0: no cap', help: 'cap on the embedded file, in MiB',
+    more: 'writes past it answer `503 storage_unavailable` until the sweep frees space. Ignored with `SANDBOX_DATABASE_URL` (size a PostgreSQL server by its own means)',
+  },
+  rateLimit: { name: 'SANDBOX_RATE_LIMIT', rule: wholeNumber(1, 1_000_000_000), fallback: 30, help: 'requests per window, per session and per network' },
+  rateWindowSeconds: { name: 'SANDBOX_RATE_WINDOW_SECONDS', rule: wholeNumber(1, 86_400), fallback: 600, help: 'the rolling window, in seconds' },
+  sessionTtlSeconds: {
+    name: 'SANDBOX_SESSION_TTL_SECONDS', rule: wholeNumber(1, 7 * 86_400), fallback: 3600, help: 'session lifetime, in seconds',
+    more: '(a session can also ask for less: `{"lifetime_minutes": 1}`)',
+  },
+  sweepIntervalSeconds: { name: 'SANDBOX_SWEEP_INTERVAL_SECONDS', rule: wholeNumber(1, 86_400), fallback: 60, help: 'how often expired data is deleted, in seconds' },
+  trustProxy: { name: 'SANDBOX_TRUST_PROXY', rule: wholeNumber(0, 32), fallback: 0, help: 'trusted proxy hops in front of the sandbox (X-Forwarded-For)' },
+  corsOrigins: {
+    name: 'SANDBOX_CORS_ORIGINS', rule: originsRule, fallback: [], shown: 'unset: no CORS',
+    help: 'browser origins allowed to call with credentials, comma-separated',
+    more: '(`https://tool.example,http://localhost:5173`); the cookie becomes `SameSite=None; Secure` ([API guide](api.md#browser-tools-on-another-origin-cors))',
+  },
+  workers: {
+    name: 'SANDBOX_WORKERS', rule: wholeNumber(1, 64), fallback: 1, help: 'processes serving one port and one database file (Bun entry and binary, Linux)',
+    more: '([benchmark](../bench/README.md))',
+  },
+  uatUrl: {
+    name: 'SANDBOX_UAT_URL', rule: unset(httpUrl), fallback: null, shown: 'unset: simulation only', help: 'base URL of an insurer UAT, for uat_gateway mode',
+    more: '(speaking the [protocol below](#the-generic-insurer-uat-protocol))',
+  },
+  uatTimeoutMs: { name: 'SANDBOX_UAT_TIMEOUT_MS', rule: wholeNumber(50, 60_000), fallback: 2000, help: 'timeout of one call to the insurer, in ms' },
+  uatRetries: { name: 'SANDBOX_UAT_RETRIES', rule: wholeNumber(0, 5), fallback: 2, help: 'further attempts after a timeout, reset or 5xx' },
+  uatBreakerFailures: { name: 'SANDBOX_UAT_BREAKER_FAILURES', rule: wholeNumber(1, 1000), fallback: 5, help: 'failed calls in a row that open the breaker' },
+  uatBreakerCooldownSeconds: {
+    name: 'SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS', rule: wholeNumber(1, 3600), fallback: 30, help: 'how long the breaker stays open before a trial call, in seconds',
+  },
+  webhookTargets: {
+    name: 'SANDBOX_WEBHOOK_TARGETS', rule: oneOf(['any', 'public']), fallback: (config: Partial<Config>) => (config.databaseUrl ? 'public' : 'any'),
+    shown: 'public with SANDBOX_DATABASE_URL, else any', help: 'where webhooks may deliver: any address (loopback included) or only public ones',
+    more: '([below](#webhooks-on-a-hosted-sandbox))',
+  },
+} satisfies Record<string, Setting<any>>
+
+type Settings = typeof SETTINGS
+type ValueOf<Key extends keyof Settings> = Settings[Key] extends Setting<infer Value> ? Value : never
+
+/** A variable's value: its fallback when unset or empty (unless its rule refuses empty values), else what its rule reads. */
+function read<Key extends keyof Settings>(env: Env, key: Key, before: Partial<Config>): ValueOf<Key> {
+  const setting: Setting<ValueOf<Key>> = SETTINGS[key] as never
+  const raw = env[setting.name]
+  if (raw === undefined || (raw === '' && !setting.rule.refusesEmpty)) {
+    return typeof setting.fallback === 'function' ? (setting.fallback as (config: Partial<Config>) => ValueOf<Key>)(before) : setting.fallback
+  }
+  if (setting.rule.refusesEmpty && raw.trim() === '') throw new ConfigError(`${setting.name} must not be empty`)
+  try {
+    return setting.rule.read(raw)
+  } catch (error) {
+    if (!(error instanceof Refused)) throw error
+    // A one-line message that names the variable; a secret is not repeated.
+    const got = error.cause === 'secret' || error.message.includes('(got ') ? '' : ` (got ${JSON.stringify(raw)})`
+    throw new ConfigError(`${setting.name} ${error.message}${got}`)
+  }
+}
+
+export function loadConfig(env: Env): Config {
+  const config: Partial<Config> = {}
+  const value = <Key extends keyof Settings>(key: Key) => read(env, key, config)
+  Object.assign(config, {
+    port: value('port'),
+    host: value('host'),
+    dbPath: value('dbPath'),
+    databaseUrl: value('databaseUrl'),
+    dbMaxMegabytes: value('dbMaxMegabytes'),
+    rateLimit: value('rateLimit'),
+    rateWindowSeconds: value('rateWindowSeconds'),
+    sessionTtlSeconds: value('sessionTtlSeconds'),
+    sweepIntervalSeconds: value('sweepIntervalSeconds'),
+    trustProxy: value('trustProxy'),
+    corsOrigins: value('corsOrigins'),
+    workers: value('workers'),
+  })
+  const uatUrl = value('uatUrl')
+  config.uat = uatUrl === null ? null : {
+    url: uatUrl,
+    timeoutMs: value('uatTimeoutMs'),
+    retries: value('uatRetries'),
+    breakerFailures: value('uatBreakerFailures'),
+    breakerCooldownSeconds: value('uatBreakerCooldownSeconds'),
+  }
+  config.webhookTargets = value('webhookTargets')
+  return config as Config
+}
+
+const allSettings = (): Setting<unknown>[] => Object.values(SETTINGS)
+const defaultOf = (setting: Setting<unknown>) => setting.shown ?? String(setting.fallback)
+
+/** The variables as `--help` lists them. */
+export function settingsHelp(): string {
+  return allSettings().map((setting) => `  ${setting.name.padEnd(38)}${setting.help} [${defaultOf(setting)}]`).join('\n')
+}
+
+/**
+ * The variables as the docs' tables list them (Markdown): `names` picks and orders the rows; the
+ * docs' own additions (`more`, whose links are relative to docs/) only in the full table.
+ */
+export function settingsTable(names?: string[]): string {
+  const rows = names ? names.map((name) => allSettings().find((setting) => setting.name === name)!) : allSettings()
+  const shown = (setting: Setting<unknown>) => defaultOf(setting).replace(/^(.*?)(: .*)?$/, (_, value: string, rest = '') => `\`${value}\`${rest}`)
+  const meaning = (setting: Setting<unknown>) => (names ? setting.help : [setting.help, setting.more].filter(Boolean).join(' '))
+  return ['| variable | default | accepts | meaning |', '|---|---|---|---|',
+    ...rows.map((setting) => `| \`${setting.name}\` | ${shown(setting)} | ${setting.rule.accepts} | ${meaning(setting)} |`)].join('\n')
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, loadConfig } from '../../src/config'
+import { ConfigError, SETTINGS, loadConfig, settingsHelp, settingsTable } from '../../src/config'
+import { CONFIG_TABLES, withConfigTable } from '../support/config-docs'
 
 function configError(env: Record<string, string>): ConfigError {
   try {
@@ -145,5 +146,26 @@ describe('UAT gateway configuration', () => {
       const env: Record<string, string> = { SANDBOX_UAT_URL: 'http://127.0.0.1:4400', [name]: value }
       expect(() => loadConfig(env)).toThrow(name)
     }
+  })
+})
+
+describe('the configuration table', () => {
+  test('the docs show the tables it makes (npm run docs:config rewrites them)', () => {
+    for (const file of Object.keys(CONFIG_TABLES)) {
+      const { current, made } = withConfigTable(file)
+      expect(current, `${file}: run npm run docs:config`).toBe(made)
+    }
+  })
+
+  test('--help and the full table name every variable loadConfig reads, with its default', () => {
+    const help = settingsHelp()
+    const table = settingsTable()
+    for (const setting of Object.values(SETTINGS) as { name: string; shown?: string; fallback: unknown }[]) {
+      expect(help).toContain(setting.name)
+      expect(table).toContain(`\`${setting.name}\``)
+      // Unset, the variable is its fallback: what both say is the default.
+      expect(help).toContain(`[${setting.shown ?? String(setting.fallback)}]`)
+    }
+    expect(help).toContain('SANDBOX_RATE_LIMIT                    requests per window, per session and per network [30]')
   })
 })
