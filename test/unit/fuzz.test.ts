@@ -21,7 +21,7 @@ import fc from 'fast-check'
 import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { ERROR_STATUS, type ErrorCode } from '../../src/errors'
-import { createServices } from '../../src/services'
+import { createServices } from '../../src/modules/services'
 import { withStorage } from './support/storage'
 import { START_MS } from './support/app'
 import { logLine } from '../../src/log'
@@ -360,18 +360,14 @@ function peek(model: Model, network: string): RateOutcome {
   return { admitted: false, ...binding([{ used: inside.length, oldest: inside.length ? Math.min(...inside) : null }], model.now) }
 }
 
+/**
+ * The contract's words, not the implementation's loop: `remaining` is the least room of any counter;
+ * it next grows when every counter with that least room has its oldest request leave the window.
+ */
 function binding(counters: { used: number; oldest: number | null }[], now: number) {
-  let remaining = LIMIT
-  let resetAt = now
-  for (const counter of counters) {
-    const left = LIMIT - counter.used
-    const reset = counter.oldest === null ? now : counter.oldest + WINDOW_MS
-    if (left < remaining || (left === remaining && reset > resetAt)) {
-      remaining = left
-      resetAt = reset
-    }
-  }
-  return { remaining, resetAt }
+  const remaining = Math.min(...counters.map((counter) => LIMIT - counter.used))
+  const tightest = counters.filter((counter) => LIMIT - counter.used === remaining)
+  return { remaining, resetAt: Math.max(...tightest.map((counter) => (counter.oldest === null ? now : counter.oldest + WINDOW_MS))) }
 }
 
 interface Expected {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { thrown } from './support/errors'
+import { refusal, thrown } from './support/errors'
 import type { ErrorCode } from '../../src/errors'
 import { MAX_DEPTH, findPersonalData, isPersonalDataName, looksLikeEmail, rejectPersonalData } from '../../src/domain/personal-data'
 
@@ -141,9 +141,7 @@ describe('depth limit', () => {
   })
 
   test(`nesting deeper than ${MAX_DEPTH} is validation_failed, not pii and not a crash`, () => {
-    const error = thrown(() => rejectPersonalData(nested(MAX_DEPTH + 1)))
-    expect(error.code).toBe('validation_failed')
-    expect(error.status).toBe(422)
+    expect(refusal(() => rejectPersonalData(nested(MAX_DEPTH + 1)))).toMatchObject({ status: 422, code: 'validation_failed' })
     let arrays: unknown = []
     for (let i = 0; i < 1000; i++) arrays = [arrays]
     expect(thrown(() => rejectPersonalData(arrays)).code).toBe('validation_failed')

@@ -11,3 +11,10 @@ export function thrown(run: () => unknown): ApiError {
   }
   throw new Error('expected an ApiError, nothing was thrown')
 }
+
+/** What the error `run` throws would show on the wire: its status, code, and the fields its details name. */
+export function refusal(run: () => unknown): { status: number; code: string; fields?: string[] } {
+  const error = thrown(run)
+  const fields = error.details?.map((detail) => detail.field)
+  return { status: error.status, code: error.code, ...(fields && { fields }) }
+}
