@@ -53,17 +53,18 @@ export function applyScenario(current: { trip: Trip; partnerReference: string | 
     }
     case 'correct_destination': {
       const to = request.destination_country
-      if (to === trip.destination_country) {
-        throw notApplicable('The destination is already that country.', 'destination_country', 'must differ from the current destination')
-      }
+      refuseNoChange(trip.destination_country, to, 'The destination is already that country.', 'destination_country', 'the current destination')
       return { ...current, trip: { ...trip, destination_country: to }, changes: { destination_country: { from: trip.destination_country, to } } }
     }
     case 'correct_partner_reference': {
       const to = request.partner_reference
-      if (to === current.partnerReference) {
-        throw notApplicable('The partner reference is already that value.', 'partner_reference', 'must differ from the current partner_reference')
-      }
+      refuseNoChange(current.partnerReference, to, 'The partner reference is already that value.', 'partner_reference', 'the current partner_reference')
       return { ...current, partnerReference: to, changes: { partner_reference: { from: current.partnerReference, to } } }
     }
   }
+}
+
+/** `scenario_not_applicable` for a correction that would change nothing. */
+function refuseNoChange(from: string | null, to: string, message: string, field: string, currently: string): void {
+  if (to === from) throw notApplicable(message, field, `must differ from ${currently}`)
 }
