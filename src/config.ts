@@ -2,7 +2,7 @@
  * @module Configuration, read once from the environment at start-up. A bad value stops start-up
  * with one line naming the variable.
  */
-import { databaseUrlProblem } from './storage'
+import { databaseUrlProblem } from './storage/database-url'
 import { isIP } from 'node:net'
 
 export interface Config {
