@@ -2,13 +2,14 @@
  * @module Opens the storage the configuration names: PostgreSQL when `SANDBOX_DATABASE_URL` is set,
  * else the embedded SQLite file, through the driver the runtime's entry hands in.
  */
-import type { SqliteDriver } from './sqlite/driver'
+import type { SqliteConnection } from './drivers/connection'
 import { sqliteStorage } from './sqlite/engine'
 import { postgresStorage } from './postgres/engine'
 import type { Storage } from './storage'
 
 export type { Storage } from './storage'
-export type { SqliteDriver as EmbeddedDriver } from './sqlite/driver'
+/** What a runtime's adapter (storage/drivers/) opens: a connection to the embedded file. */
+export type { SqliteConnection as EmbeddedDriver } from './drivers/connection'
 
 /** What the storage needs of the configuration (`Config` has these fields; config.ts documents them). */
 export interface StorageConfig {
@@ -19,7 +20,7 @@ export interface StorageConfig {
   rateWindowSeconds: number
 }
 
-export async function openStorage(config: StorageConfig, openEmbedded: (path: string) => SqliteDriver): Promise<Storage> {
+export async function openStorage(config: StorageConfig, openEmbedded: (path: string) => SqliteConnection): Promise<Storage> {
   const rates = { rateLimit: config.rateLimit, rateWindowMs: config.rateWindowSeconds * 1000 }
   if (config.databaseUrl) return postgresStorage(config.databaseUrl, rates)
   return sqliteStorage(openEmbedded(config.dbPath), { ...rates, maxMegabytes: config.dbMaxMegabytes })

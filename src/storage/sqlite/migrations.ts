@@ -2,7 +2,8 @@
  * @module The database schema, as numbered migrations keyed on `PRAGMA user_version`.
  * Append a migration to change the schema; never edit one that has shipped.
  */
-import { immediate, type SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
+import { inTransaction } from './driver'
 
 export const MIGRATIONS: string[] = [
   `
@@ -158,8 +159,8 @@ export const MIGRATIONS: string[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length
 
 /** Brings the file up to the newest schema; safe to call from several processes at once. */
-export function migrate(db: SqliteDriver): void {
-  immediate(db, () => {
+export function migrate(db: SqliteConnection): void {
+  inTransaction(db, () => {
     const current = db.prepare<{ user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0
     if (current > SCHEMA_VERSION) {
       throw new Error(`database schema version ${current} is newer than this build (${SCHEMA_VERSION})`)
@@ -174,7 +175,7 @@ export function migrate(db: SqliteDriver): void {
  * SQLITE_FULL. Answers a function that runs maintenance (the sweep, which may need a few new pages
  * to delete rows) with some headroom above the cap.
  */
-export function limitSize(db: SqliteDriver, megabytes: number): <T>(work: () => T) => T {
+export function limitSize(db: SqliteConnection, megabytes: number): <T>(work: () => T) => T {
   if (megabytes === 0) return (work) => work()
   const pageSize = db.prepare<{ page_size: number }>('PRAGMA page_size').get()!.page_size
   const cap = Math.max(1, Math.floor((megabytes * 1_048_576) / pageSize))
