@@ -4,7 +4,7 @@
  * Append a migration to change the schema; never edit one that has shipped.
  */
 import type { Sql } from 'postgres'
-import { inTransaction } from './transaction'
+import { inTransaction } from './driver'
 
 /** Any fixed number: the advisory lock every instance takes to migrate. */
 const MIGRATION_LOCK = 0x5_a_b_d_b_0_0_1
