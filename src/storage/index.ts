@@ -2,6 +2,7 @@
  * @module Opens the storage the configuration names: PostgreSQL when `SANDBOX_DATABASE_URL` is set,
  * else the embedded SQLite file, through the driver the runtime's entry hands in.
  */
+import type { Config } from '../config'
 import type { SqliteConnection } from './drivers/connection'
 import { sqliteStorage } from './sqlite/engine'
 import { postgresStorage } from './postgres/engine'
@@ -11,14 +12,8 @@ export type { Storage } from './storage'
 /** What a runtime's adapter (storage/drivers/) opens: a connection to the embedded file. */
 export type { SqliteConnection as EmbeddedDriver } from './drivers/connection'
 
-/** What the storage needs of the configuration (`Config` has these fields; config.ts documents them). */
-export interface StorageConfig {
-  dbPath: string
-  databaseUrl: string | null
-  dbMaxMegabytes: number
-  rateLimit: number
-  rateWindowSeconds: number
-}
+/** What the storage needs of the configuration (a type-only import: storage/ imports nothing of config.ts at run time). */
+export type StorageConfig = Pick<Config, 'dbPath' | 'dbMaxMegabytes' | 'databaseUrl' | 'rateLimit' | 'rateWindowSeconds'>
 
 export async function openStorage(config: StorageConfig, openEmbedded: (path: string) => SqliteConnection): Promise<Storage> {
   const rates = { rateLimit: config.rateLimit, rateWindowMs: config.rateWindowSeconds * 1000 }
