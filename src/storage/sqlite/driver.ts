@@ -101,6 +101,10 @@ export function sqliteDriver(connection: SqliteConnection): SqliteDriver {
     return connection
   }
 
+  function releaseConnection(): void {
+    handOn()
+  }
+
   async function provideConnection<T>(work: (connection: SqliteConnection) => T | Promise<T>): Promise<T> {
     const held = await acquireConnection()
     try {
@@ -108,13 +112,13 @@ export function sqliteDriver(connection: SqliteConnection): SqliteDriver {
     } catch (error) {
       throw asStorageError(error)
     } finally {
-      handOn()
+      releaseConnection()
     }
   }
 
   return {
     acquireConnection,
-    releaseConnection: () => handOn(),
+    releaseConnection,
     provideConnection,
     groupCommit: groupCommit((run) => void provideConnection(run)),
     destroy: () => provideConnection(async () => {
