@@ -3,7 +3,7 @@
  * with one line naming the variable. Every variable is one row of `SETTINGS`: its name, default,
  * rule and help text, from which reading, `--help` (server.ts) and the docs' tables are made.
  */
-import { databaseUrlProblem } from './storage'
+import { databaseUrlProblem } from './storage/database-url'
 import { isIP } from 'node:net'
 
 export interface Config {

@@ -2,7 +2,7 @@
  * @module The row shapes both engines store (same tables, same columns) and the records they make.
  * Trips, ages, plans, travellers and endorsement changes are stored as JSON text.
  */
-import type { Delivery, EndorsementRecord, EventRecord, ListedEvent, PolicyRecord, Quote, Source } from './storage'
+import type { AttemptRecord, Delivery, EndorsementRecord, EventRecord, ListedEvent, PolicyRecord, Quote, Source } from './storage'
 
 export interface QuoteRow {
   plan_id: string
@@ -114,12 +114,8 @@ export interface EventRow {
   body: string
 }
 
-export interface AttemptRow {
+export interface AttemptRow extends AttemptRecord {
   event_id: number
-  attempt: number
-  at: number
-  status: number | null
-  error: string | null
 }
 
 export function eventFromRow(row: EventRow): EventRecord {

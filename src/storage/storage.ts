@@ -218,7 +218,13 @@ export interface Storage extends Stores {
   openSession(session: NewSession, now: number): Promise<SessionRow>
   /** The allowance left on these counters, counting nothing. */
   allowance(keys: string[], now: number): Promise<RateStatus>
-  /** Runs `work` in one transaction: all its writes commit together or none does. */
+  /**
+   * Runs `work` in one transaction: all its writes commit together or none does. Inside `work`, await
+   * only the stores it is given: no other I/O (no insurer call, no other storage call), no timers.
+   * On SQLite the connection's turn is held for the whole callback, so anything else it awaits stalls
+   * every other request of the process (and a storage call outside `stores` waits for a turn that
+   * never comes); on PostgreSQL it holds a pooled connection and its row locks. Do slow work before.
+   */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>
   /**
    * Claims up to `limit` deliveries due at `now` for `leaseMs`: no other process or instance attempts
@@ -230,7 +236,10 @@ export interface Storage extends Stores {
    * delivery, when to try again (null: delivered, or given up). Nothing when the event is gone (swept).
    */
   recordAttempt(eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): Promise<void>
-  /** One bounded pass of the expiry sweep; safe to run on every process and instance at once. */
+  /**
+   * The expiry sweep, in bounded batches (one short transaction each) until nothing is left, resting
+   * between them so that requests go first; safe to run on every process and instance at once.
+   */
   sweep(now: number): Promise<SweepResult>
   /** Resolves when the database takes a write; rejects with StorageUnavailable. */
   ping(): Promise<void>

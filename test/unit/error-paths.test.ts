@@ -3,7 +3,7 @@ import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { createServices } from '../../src/modules/services'
 import { openEmbedded } from '../../src/storage/drivers/bun'
-import type { SqliteDriver } from '../../src/storage/sqlite/driver'
+import type { SqliteConnection } from '../../src/storage/drivers/connection'
 import { inProcessApp, tripFrom } from './support/app'
 import { embeddedStorage } from './support/storage'
 
@@ -14,7 +14,7 @@ function breakableDriver(code: string) {
   const fail = () => {
     if (state.broken) throw Object.assign(new Error(`${code}: disk I/O error`), { code })
   }
-  const driver: SqliteDriver = {
+  const driver: SqliteConnection = {
     exec: (sql) => (fail(), db.exec(sql)),
     prepare<Row>(sql: string) {
       const statement = db.prepare<Row>(sql)

@@ -1,38 +1,34 @@
 /** @module Group commit in the SQLite engine: writes joined together share a transaction, each member rolls back alone. */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { beforeEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openEmbedded } from '../../src/storage/drivers/bun'
-import type { SqliteDriver } from '../../src/storage/sqlite/driver'
+import type { SqliteConnection } from '../../src/storage/drivers/connection'
+import { sqliteDriver } from '../../src/storage/sqlite/driver'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
-import { groupCommit } from '../../src/storage/sqlite/group-commit'
-import { migrate } from '../../src/storage/sqlite/migrations'
 import type { Storage } from '../../src/storage/storage'
+import { fileForEachTest } from './support/storage'
 
 const T0 = 1_800_000_000_000
 const HOUR = 3_600_000
 
-let dir: string
-let file: string
-let db: SqliteDriver
+const file = fileForEachTest('sandbox-group-')
 /** Every statement the engine ran through `exec` (BEGIN, SAVEPOINT, COMMIT…), in order. */
 let execs: string[]
 
-/** The driver, recording `exec` calls: transactions and savepoints are all `exec`. */
-function recording(driver: SqliteDriver): SqliteDriver {
-  return { ...driver, exec: (sql) => (execs.push(sql), driver.exec(sql)) }
+/** The connection, recording `exec` calls: transactions and savepoints are all `exec`. */
+function recording(connection: SqliteConnection): SqliteConnection {
+  return { ...connection, exec: (sql) => (execs.push(sql), connection.exec(sql)) }
 }
 
 function storage(limit = 1000): Storage {
-  const opened = sqliteStorage(recording(db), { rateLimit: limit, rateWindowMs: 600_000, maxMegabytes: 0 })
+  const opened = sqliteStorage(recording(file.db), { rateLimit: limit, rateWindowMs: 600_000, maxMegabytes: 0 })
   execs = [] // the migration's own statements
   return opened
 }
 
 /** A second connection: what it sees has been committed. */
 function committedCount(table: string): number {
-  const other = openEmbedded(file)
+  const other = openEmbedded(file.path)
   try {
     return other.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n
   } finally {
@@ -44,16 +40,7 @@ const newSession = (n: number) => ({ ref: `sbx_${n}`, tokenHash: `hash${n}`, exp
 const begins = () => execs.filter((sql) => sql === 'BEGIN IMMEDIATE').length
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sandbox-group-'))
-  file = join(dir, 'sandbox.db')
-  db = openEmbedded(file)
-  migrate(db)
   execs = []
-})
-
-afterEach(() => {
-  db.close()
-  rmSync(dir, { recursive: true, force: true })
 })
 
 describe('group commit', () => {
@@ -99,7 +86,7 @@ describe('group commit', () => {
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect((results[1] as PromiseRejectedResult).reason.message).toBe('refused after writing')
     expect(begins()).toBe(1)
-    const refs = db.prepare<{ ref: string }>('SELECT ref FROM policies ORDER BY ref').all().map((row) => row.ref)
+    const refs = file.db.prepare<{ ref: string }>('SELECT ref FROM policies ORDER BY ref').all().map((row) => row.ref)
     expect(refs).toEqual(['pol_a', 'pol_c'])
   })
 
@@ -110,8 +97,8 @@ describe('group commit', () => {
     const answers = await Promise.all([1, 2].map((n) => store.admit({ tokenHash: null, network: 'n:shared', now: T0 + n, create: () => newSession(n) })))
     expect(answers.map((answer) => answer.kind)).toEqual(['admitted', 'refused'])
     expect(begins()).toBe(1)
-    expect(db.prepare<{ ref: string }>('SELECT ref FROM sessions').all()).toEqual([{ ref: 'sbx_1' }])
-    expect(db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all())
+    expect(file.db.prepare<{ ref: string }>('SELECT ref FROM sessions').all()).toEqual([{ ref: 'sbx_1' }])
+    expect(file.db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all())
       .toEqual([{ key: 'n:shared', used: 1 }, { key: 's:sbx_1', used: 1 }])
   })
 
@@ -125,32 +112,32 @@ describe('group commit', () => {
   })
 
   test('when SQLite rolls the whole transaction back, the members before are told, the ones after commit anew', async () => {
-    const exec = (sql: string) => () => db.prepare(sql).run()
-    const join = groupCommit(db, (work) => Promise.resolve().then(work))
+    const exec = (sql: string) => () => file.db.prepare(sql).run()
+    const join = sqliteDriver(file.db).groupCommit
     const results = await Promise.allSettled([
       join({ work: exec("INSERT INTO sessions (ref, token_hash, created_at, expires_at) VALUES ('sbx_a', 'a', 0, 1)") }),
       join({
         work: () => {
           // What SQLITE_FULL or SQLITE_IOERR may do: the transaction is gone, savepoints with it.
-          db.exec('ROLLBACK')
+          file.db.exec('ROLLBACK')
           throw new Error('disk full')
         },
       }),
       join({ work: exec("INSERT INTO sessions (ref, token_hash, created_at, expires_at) VALUES ('sbx_c', 'c', 0, 1)") }),
     ])
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'fulfilled'])
-    expect(db.prepare<{ ref: string }>('SELECT ref FROM sessions').all()).toEqual([{ ref: 'sbx_c' }])
+    expect(file.db.prepare<{ ref: string }>('SELECT ref FROM sessions').all()).toEqual([{ ref: 'sbx_c' }])
   })
 
   test('several processes admitting in batches on one file never admit more than the limit together', async () => {
     const worker = join(import.meta.dir, 'support', 'admit-batch-worker.ts')
     const children = Array.from({ length: 3 }, () =>
-      Bun.spawn([process.execPath, worker, file, '11', '20', String(T0)], { stdout: 'pipe', stderr: 'inherit' }))
+      Bun.spawn([process.execPath, worker, file.path, '11', '20', String(T0)], { stdout: 'pipe', stderr: 'inherit' }))
     const reports = await Promise.all(children.map(async (child) => JSON.parse(await new Response(child.stdout).text()) as { admitted: number; begins: number }))
     expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0, 0])
     expect(reports.reduce((sum, report) => sum + report.admitted, 0)).toBe(11)
     // Each process sent its 20 together: one batch, one transaction (none when all were refused before it).
     for (const report of reports) expect(report.begins).toBeLessThanOrEqual(1)
-    expect(db.prepare<{ used: number }>("SELECT used FROM rate_counters WHERE key = 'n:shared'").get()!.used).toBe(11)
+    expect(file.db.prepare<{ used: number }>("SELECT used FROM rate_counters WHERE key = 'n:shared'").get()!.used).toBe(11)
   })
 })

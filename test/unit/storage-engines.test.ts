@@ -99,6 +99,13 @@ async function freshEngine(name: 'sqlite' | 'postgres'): Promise<Engine> {
 
 const session = (index: number) => ({ ref: `sbx_${String(index).padStart(20, '0')}`, tokenHash: `hash-${index}`, expiresAt: T0 + TTL_MS })
 
+/** The id of a session admitted (and created) at T0 from `network`. */
+async function admittedSession(storage: Storage, network: string): Promise<number> {
+  const admission = await storage.admit({ tokenHash: null, network, now: T0, create: () => session(1) })
+  if (admission.kind !== 'admitted') throw new Error(`not admitted: ${admission.kind}`)
+  return admission.session!.id
+}
+
 for (const name of ['sqlite', 'postgres'] as const) {
   describe(`${name} engine`, () => {
     test('120 concurrent admissions on one network through two storages (one on SQLite) admit exactly the limit', async () => {
@@ -133,8 +140,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
     test('a write transaction sees a swept session as ended, and a failing one leaves nothing', async () => {
       const engine = await freshEngine(name)
       const storage = await engine.open()
-      const admission = await storage.admit({ tokenHash: null, network: 'n:198.18.0.4', now: T0, create: () => session(1) })
-      const id = admission.kind === 'admitted' ? admission.session!.id : 0
+      const id = await admittedSession(storage, 'n:198.18.0.4')
       await expect(storage.transaction(async (stores) => {
         await stores.idempotency.save(id, 'k'.repeat(64), 'print', { ok: true }, T0)
         throw new Error('the answer could not be made')
@@ -166,8 +172,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
     test('concurrent first uses of one idempotency key through two storages (one on SQLite) commit once', async () => {
       const engine = await freshEngine(name)
       const [a, b] = await engine.pair()
-      const admission = await a.admit({ tokenHash: null, network: 'n:198.18.0.5', now: T0, create: () => session(1) })
-      const id = admission.kind === 'admitted' ? admission.session!.id : 0
+      const id = await admittedSession(a, 'n:198.18.0.5')
       const key = 'f'.repeat(64)
       const outcomes = await Promise.all(Array.from({ length: 20 }, (_, index) => (index % 2 ? a : b).transaction(async (stores) => {
         if (await stores.idempotency.find(id, key)) return 'replayed'
@@ -182,8 +187,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
     test('concurrent corrections of one policy through two storages (one on SQLite) get sequences 1 to n', async () => {
       const engine = await freshEngine(name)
       const [a, b] = await engine.pair()
-      const admission = await a.admit({ tokenHash: null, network: 'n:198.18.0.6', now: T0, create: () => session(1) })
-      const sessionId = admission.kind === 'admitted' ? admission.session!.id : 0
+      const sessionId = await admittedSession(a, 'n:198.18.0.6')
       const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2030-02-01', end_date: '2030-02-05' }
       const policy = await a.policies.insert({
         sessionId, ref: 'pol_sbx_00000000000000000001', svcInsuranceId: 'svc_sbx_1', planId: 'plan_x', product: 'intl_standard', status: 'issued',

@@ -1,104 +1,91 @@
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import type { SqliteDriver } from '../../src/storage/sqlite/driver'
 import { openEmbedded } from '../../src/storage/drivers/bun'
+import type { SqliteConnection } from '../../src/storage/drivers/connection'
 import { idempotencyStore } from '../../src/storage/sqlite/idempotency'
-import { MIGRATIONS, SCHEMA_VERSION, migrate } from '../../src/storage/sqlite/migrations'
+import { inTransaction } from '../../src/storage/sqlite/driver'
+import { MIGRATIONS, SCHEMA_VERSION, limitSize, migrate } from '../../src/storage/sqlite/migrations'
 import { policyStore } from '../../src/storage/sqlite/policies'
 import { quoteStore } from '../../src/storage/sqlite/quotes'
-import { rateLimitStore } from '../../src/storage/sqlite/rate-limits'
 import { sessionStore } from '../../src/storage/sqlite/sessions'
+import type { SweepResult } from '../../src/storage/storage'
 import { TOMBSTONE_MS, sweepInBatches } from '../../src/storage/sweep'
 import { sweepBatch } from '../../src/storage/sqlite/sweep'
+import { rateLimiter } from './support/rate-limits'
+import { fileForEachTest } from './support/storage'
 
 const WINDOW_MS = 600_000
 
 /** The SQLite sweep's batch, and the whole sweep made of it. */
-function sweeper(db: SqliteDriver, windowMs: number) {
-  const batch = sweepBatch(db, windowMs)
+function sweeper(connection: SqliteConnection, windowMs: number) {
+  const batch = sweepBatch(connection, windowMs, limitSize(connection, 0))
   return { batch, sweep: (now: number) => sweepInBatches(async (at) => batch(at), now) }
 }
 const T0 = 1_800_000_000_000
 
-let dir: string
-let file: string
-let db: SqliteDriver
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sandbox-unit-'))
-  file = join(dir, 'sandbox.db')
-  db = openEmbedded(file)
-  migrate(db)
-})
-
-afterEach(() => {
-  db.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+const file = fileForEachTest('sandbox-unit-')
 
 const count = (table: string, where = '1', ...params: (string | number)[]) =>
-  db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get(...params)!.n
+  file.db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get(...params)!.n
 
 /** Hits recorded for a key (or all keys); the key's running total must agree with them. */
 function hits(key?: string): number {
   const where = key === undefined ? '1' : 'key = ?'
   const params = key === undefined ? [] : [key]
-  const recorded = db.prepare<{ n: number | null }>(`SELECT SUM(hits) AS n FROM rate_hits WHERE ${where}`).get(...params)!.n ?? 0
-  const total = db.prepare<{ n: number | null }>(`SELECT SUM(used) AS n FROM rate_counters WHERE ${where}`).get(...params)!.n ?? 0
+  const recorded = file.db.prepare<{ n: number | null }>(`SELECT SUM(hits) AS n FROM rate_hits WHERE ${where}`).get(...params)!.n ?? 0
+  const total = file.db.prepare<{ n: number | null }>(`SELECT SUM(used) AS n FROM rate_counters WHERE ${where}`).get(...params)!.n ?? 0
   expect(total).toBe(recorded)
   return recorded
 }
 
 /** Hits as an older build or a long-idle key leaves them: one per instant, with the key's total. */
 function seedHits(key: string, instants: number[]) {
-  const hit = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1)')
+  const hit = file.db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1)')
   for (const at of instants) hit.run(key, at)
-  db.prepare('INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)').run(key, instants.length, Math.min(...instants), Math.max(...instants))
+  file.db.prepare('INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)').run(key, instants.length, Math.min(...instants), Math.max(...instants))
 }
 
 describe('migrations', () => {
   test('set user_version to the schema version', () => {
     expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(1)
-    expect(db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
+    expect(file.db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
   })
 
   test('are idempotent: migrating again, or from another connection, changes nothing and loses nothing', () => {
-    sessionStore(db).insert('sbx_a', 'hash-a', T0, T0 + 1)
-    const tables = () => db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name").all()
+    sessionStore(file.db).insert('sbx_a', 'hash-a', T0, T0 + 1)
+    const tables = () => file.db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name").all()
     const before = tables()
-    migrate(db)
-    const other = openEmbedded(file)
+    migrate(file.db)
+    const other = openEmbedded(file.path)
     migrate(other)
     other.close()
     expect(tables()).toEqual(before)
     expect(count('sessions')).toBe(1)
-    expect(db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
+    expect(file.db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
   })
 
   test('3 keeps the rate hits of a version-2 file: a restart after an upgrade resets no counter', () => {
-    const old = join(dir, 'v2.db')
+    const old = join(file.dir, 'v2.db')
     const v2 = openEmbedded(old)
     for (const sql of MIGRATIONS.slice(0, 2)) v2.exec(sql)
     v2.exec('PRAGMA user_version = 2')
     const hit = v2.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
     for (const at of [T0, T0, T0 + 1]) hit.run('n:net', at)
     migrate(v2)
-    const rates = rateLimitStore(v2, { limit: 5, windowMs: WINDOW_MS })
+    const rates = rateLimiter(v2, { limit: 5, windowMs: WINDOW_MS })
     expect(rates.peek(['n:net'], T0 + 2)).toMatchObject({ remaining: 2, resetAt: T0 + WINDOW_MS })
     expect(rates.peek(['n:net'], T0 + WINDOW_MS)).toMatchObject({ remaining: 4 })
     v2.close()
   })
 
   test('refuse a database newer than this build', () => {
-    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`)
-    expect(() => migrate(db)).toThrow(/newer/)
+    file.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`)
+    expect(() => migrate(file.db)).toThrow(/newer/)
   })
 
   test('the file is in WAL mode with foreign keys on', () => {
-    expect(db.prepare<{ journal_mode: string }>('PRAGMA journal_mode').get()!.journal_mode).toBe('wal')
-    expect(db.prepare<{ foreign_keys: number }>('PRAGMA foreign_keys').get()!.foreign_keys).toBe(1)
+    expect(file.db.prepare<{ journal_mode: string }>('PRAGMA journal_mode').get()!.journal_mode).toBe('wal')
+    expect(file.db.prepare<{ foreign_keys: number }>('PRAGMA foreign_keys').get()!.foreign_keys).toBe(1)
   })
 })
 
@@ -106,7 +93,7 @@ describe('rateLimitStore', () => {
   const policy = { limit: 5, windowMs: WINDOW_MS }
 
   test('never admits more than the limit, and records nothing for refused calls', () => {
-    const rates = rateLimitStore(db, policy)
+    const rates = rateLimiter(file.db, policy)
     let admittedCalls = 0
     const results = Array.from({ length: 12 }, (_, i) =>
       rates.admit(['s:one', 'n:1.2.3.4'], T0 + i, () => {
@@ -124,9 +111,9 @@ describe('rateLimitStore', () => {
   })
 
   test('two connections sharing the file never admit more than the limit together', () => {
-    const a = rateLimitStore(db, policy)
-    const other = openEmbedded(file)
-    const b = rateLimitStore(other, policy)
+    const a = rateLimiter(file.db, policy)
+    const other = openEmbedded(file.path)
+    const b = rateLimiter(other, policy)
     let admitted = 0
     for (let i = 0; i < 10; i++) {
       for (const store of [a, b]) if (store.admit(['n:shared'], T0 + i, () => ({ admitted: true })).status.admitted) admitted++
@@ -139,7 +126,7 @@ describe('rateLimitStore', () => {
   test('several processes sharing the file never admit more than the limit together', async () => {
     const worker = join(import.meta.dir, 'support', 'admit-worker.ts')
     const children = Array.from({ length: 4 }, () =>
-      Bun.spawn([process.execPath, worker, file, '7', '25', String(T0)], { stdout: 'pipe', stderr: 'inherit' }),
+      Bun.spawn([process.execPath, worker, file.path, '7', '25', String(T0)], { stdout: 'pipe', stderr: 'inherit' }),
     )
     const admitted = await Promise.all(children.map(async (child) => Number((await new Response(child.stdout).text()).trim())))
     expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0, 0, 0])
@@ -148,7 +135,7 @@ describe('rateLimitStore', () => {
   })
 
   test('a full network counter refuses a fresh session, and counts neither', () => {
-    const rates = rateLimitStore(db, policy)
+    const rates = rateLimiter(file.db, policy)
     for (let i = 0; i < 5; i++) rates.admit([`s:${i}`, 'n:net'], T0, () => ({ admitted: true }))
     const refused = rates.admit(['s:new', 'n:net'], T0 + 10, () => ({ admitted: true }))
     expect(refused.status.admitted).toBe(false)
@@ -157,13 +144,13 @@ describe('rateLimitStore', () => {
   })
 
   test('a rollback inside onAdmit records no hit', () => {
-    const rates = rateLimitStore(db, policy)
+    const rates = rateLimiter(file.db, policy)
     expect(() => rates.admit(['s:x'], T0, () => { throw new Error('boom') })).toThrow('boom')
     expect(hits()).toBe(0)
   })
 
   test('the window rolls: the oldest hit stops counting exactly one window later', () => {
-    const rates = rateLimitStore(db, policy)
+    const rates = rateLimiter(file.db, policy)
     for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + i * 1000, () => ({ admitted: true }))
     const refused = rates.admit(['k'], T0 + WINDOW_MS - 1, () => ({ admitted: true }))
     expect(refused.status).toMatchObject({ admitted: false, resetAt: T0 + WINDOW_MS, retryAfter: 1 })
@@ -173,7 +160,7 @@ describe('rateLimitStore', () => {
   })
 
   test('peek counts nothing', () => {
-    const rates = rateLimitStore(db, policy)
+    const rates = rateLimiter(file.db, policy)
     rates.admit(['k'], T0, () => ({ admitted: true }))
     expect(rates.peek(['k'], T0 + 1)).toMatchObject({ remaining: 4, resetAt: T0 + WINDOW_MS })
     expect(rates.peek(['k'], T0 + 1).remaining).toBe(4)
@@ -181,7 +168,7 @@ describe('rateLimitStore', () => {
   })
 
   test('hits that left the window stop counting before they are pruned, and go when the key counts again', () => {
-    const rates = rateLimitStore(db, policy)
+    const rates = rateLimiter(file.db, policy)
     for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + i, () => ({ admitted: true }))
     rates.admit(['k'], T0 + 10, () => ({ admitted: true })) // refused: full
     expect(hits('k')).toBe(5)
@@ -192,34 +179,34 @@ describe('rateLimitStore', () => {
   })
 
   test('a request counted after a later one (another process read its clock first) keeps both in the window', async () => {
-    const later = rateLimitStore(db, policy)
-    const other = openEmbedded(file)
+    const later = rateLimiter(file.db, policy)
+    const other = openEmbedded(file.path)
     later.admit(['k'], T0 + 3_000, () => ({ admitted: true }))
-    rateLimitStore(other, policy).admit(['k'], T0, () => ({ admitted: true }))
+    rateLimiter(other, policy).admit(['k'], T0, () => ({ admitted: true }))
     other.close()
     // T0 has left the window, T0 + 3 s has not: exactly one still counts, and it is the oldest.
     expect(later.peek(['k'], T0 + WINDOW_MS + 1_000)).toMatchObject({ remaining: 4, resetAt: T0 + 3_000 + WINDOW_MS })
-    await sweeper(db, WINDOW_MS).sweep(T0 + WINDOW_MS + 1_000)
+    await sweeper(file.db, WINDOW_MS).sweep(T0 + WINDOW_MS + 1_000)
     expect(hits('k')).toBe(1)
     expect(later.peek(['k'], T0 + WINDOW_MS + 1_000).remaining).toBe(4)
   })
 
   test('a read outside the lock sees the counter before or after another process prunes it, never half of each', () => {
     for (const pruneBeforeRead of [1, 2]) {
-      db.exec('DELETE FROM rate_hits; DELETE FROM rate_counters')
+      file.db.exec('DELETE FROM rate_hits; DELETE FROM rate_counters')
       seedHits('k', [T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4])
       // Another process counts a request at T0 + W + 3, pruning four hits, just before this process's nth read.
       let reads = 0
-      const watched: SqliteDriver = {
-        ...db,
+      const watched: SqliteConnection = {
+        ...file.db,
         prepare<Row>(sql: string) {
-          const statement = db.prepare<Row>(sql)
+          const statement = file.db.prepare<Row>(sql)
           return {
             ...statement,
             get: (...params) => {
               if (++reads === pruneBeforeRead) {
-                const other = openEmbedded(file)
-                rateLimitStore(other, policy).admit(['k'], T0 + WINDOW_MS + 3, () => ({ admitted: true }))
+                const other = openEmbedded(file.path)
+                rateLimiter(other, policy).admit(['k'], T0 + WINDOW_MS + 3, () => ({ admitted: true }))
                 other.close()
               }
               return statement.get(...params)
@@ -227,7 +214,7 @@ describe('rateLimitStore', () => {
           }
         },
       }
-      const seen = rateLimitStore(watched, policy).peek(['k'], T0 + WINDOW_MS + 2)
+      const seen = rateLimiter(watched, policy).peek(['k'], T0 + WINDOW_MS + 2)
       // Before the prune: T0 + 3 and T0 + 4 count; after it: T0 + 4 and T0 + W + 3. Three left either way.
       expect(seen.remaining).toBe(3)
       expect([T0 + 3 + WINDOW_MS, T0 + 4 + WINDOW_MS]).toContain(seen.resetAt)
@@ -235,7 +222,7 @@ describe('rateLimitStore', () => {
   })
 
   test('requests in the same millisecond each count', () => {
-    const rates = rateLimitStore(db, policy)
+    const rates = rateLimiter(file.db, policy)
     const statuses = Array.from({ length: 6 }, () => rates.admit(['k'], T0, () => ({ admitted: true })).status)
     expect(statuses.map((status) => status.admitted)).toEqual([true, true, true, true, true, false])
     expect(hits('k')).toBe(5)
@@ -246,17 +233,17 @@ describe('rateLimitStore', () => {
 describe('sweep', () => {
   /** A session with a quote, a policy with an endorsement, and an idempotency row. */
   function seedSession(ref: string, expiresAt: number) {
-    const session = sessionStore(db).insert(ref, `hash-${ref}`, expiresAt - 3_600_000, expiresAt)
+    const session = sessionStore(file.db).insert(ref, `hash-${ref}`, expiresAt - 3_600_000, expiresAt)
     const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2026-07-01', end_date: '2026-07-10' }
-    quoteStore(db).save(session.id, [{ planId: `plan_${ref}`, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }])
-    const policies = policyStore(db)
+    quoteStore(file.db).save(session.id, [{ planId: `plan_${ref}`, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }])
+    const policies = policyStore(file.db)
     const policy = policies.insert({
       sessionId: session.id, ref: `pol_${ref}`, svcInsuranceId: `svc_${ref}`, planId: `plan_${ref}`, product: 'intl_standard',
       status: 'issued', trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR',
       premiumMinor: 100, createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null, documentReadyAt: T0, cancellation: null,
     })
     policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 })
-    idempotencyStore(db).save(session.id, 'key', 'print', { ok: true }, T0)
+    idempotencyStore(file.db).save(session.id, 'key', 'print', { ok: true }, T0)
     return session
   }
 
@@ -272,59 +259,67 @@ describe('sweep', () => {
   test("deletes an expired session's data, keeps its token hash for 24 h, then forgets it", async () => {
     const expired = seedSession('old', T0)
     const live = seedSession('live', T0 + 1)
-    const { sweep } = sweeper(db, WINDOW_MS)
+    const { sweep } = sweeper(file.db, WINDOW_MS)
     const endorsementsBefore = count('endorsements')
 
     const first = await sweep(T0)
     expect(first.sessionsPurged).toBe(1)
     expect(owned(expired.id)).toEqual(NONE)
     expect(count('endorsements')).toBe(endorsementsBefore - 1)
-    expect(sessionStore(db).findByTokenHash('hash-old')).toEqual({ id: expired.id, ref: 'old', expiresAt: T0 })
+    expect(sessionStore(file.db).findByTokenHash('hash-old')).toEqual({ id: expired.id, ref: 'old', expiresAt: T0 })
     expect(owned(live.id)).toEqual(FULL)
 
     // Still there one millisecond before the 24 hours are up.
     await sweep(T0 + TOMBSTONE_MS - 1)
-    expect(sessionStore(db).findByTokenHash('hash-old')).toBeDefined()
+    expect(sessionStore(file.db).findByTokenHash('hash-old')).toBeDefined()
     expect(owned(live.id)).toEqual(NONE) // by now the other one has expired and been purged too
 
     const last = await sweep(T0 + TOMBSTONE_MS)
     expect(last.sessionsForgotten).toBe(1)
-    expect(sessionStore(db).findByTokenHash('hash-old')).toBeUndefined()
-    expect(sessionStore(db).findByTokenHash('hash-live')).toBeDefined()
+    expect(sessionStore(file.db).findByTokenHash('hash-old')).toBeUndefined()
+    expect(sessionStore(file.db).findByTokenHash('hash-live')).toBeDefined()
   })
 
   test('leaves live sessions untouched', async () => {
     const live = seedSession('live', T0 + 60_000)
-    const result = await sweeper(db, WINDOW_MS).sweep(T0)
+    const result = await sweeper(file.db, WINDOW_MS).sweep(T0)
     expect(result).toEqual({ sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 })
     expect(owned(live.id)).toEqual(FULL)
-    expect(sessionStore(db).findByTokenHash('hash-live')).toEqual({ id: live.id, ref: 'live', expiresAt: T0 + 60_000 })
+    expect(sessionStore(file.db).findByTokenHash('hash-live')).toEqual({ id: live.id, ref: 'live', expiresAt: T0 + 60_000 })
   })
 
   test('a session expires at its expiry instant, not a millisecond later', async () => {
     const session = seedSession('edge', T0)
-    await sweeper(db, WINDOW_MS).sweep(T0 - 1)
+    await sweeper(file.db, WINDOW_MS).sweep(T0 - 1)
     expect(owned(session.id)).toEqual(FULL)
-    await sweeper(db, WINDOW_MS).sweep(T0)
+    await sweeper(file.db, WINDOW_MS).sweep(T0)
     expect(owned(session.id)).toEqual(NONE)
   })
 
-  test('purges expired sessions in bounded batches until none is left', async () => {
-    const sessions = sessionStore(db)
-    const quotes = quoteStore(db)
-    db.exec('BEGIN')
-    for (let i = 0; i < 1_234; i++) {
-      const s = sessions.insert(`b${i}`, `hb${i}`, T0 - 10, T0 - 1)
-      quotes.save(s.id, [{ planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {}, premiumMinor: 0, source: 'simulation', upstreamRef: null }])
-    }
-    db.exec('COMMIT')
-
-    const { batch, sweep } = sweeper(db, WINDOW_MS)
+  /**
+   * Seeds in one transaction, then checks that one batch sweeps some of the `total` rows but not all,
+   * and the sweep the rest; answers the sweep.
+   */
+  async function sweptInBatches(seed: () => void, counted: keyof SweepResult, total: number) {
+    inTransaction(file.db, seed)
+    const { batch, sweep } = sweeper(file.db, WINDOW_MS)
     const one = batch(T0)
-    expect(one.sessionsPurged).toBeGreaterThan(0)
-    expect(one.sessionsPurged).toBeLessThan(1_234)
+    expect(one[counted]).toBeGreaterThan(0)
+    expect(one[counted]).toBeLessThan(total)
     const rest = await sweep(T0)
-    expect(one.sessionsPurged + rest.sessionsPurged).toBe(1_234)
+    expect(one[counted] + rest[counted]).toBe(total)
+    return sweep
+  }
+
+  test('purges expired sessions in bounded batches until none is left', async () => {
+    const sessions = sessionStore(file.db)
+    const quotes = quoteStore(file.db)
+    const sweep = await sweptInBatches(() => {
+      for (let i = 0; i < 1_234; i++) {
+        const s = sessions.insert(`b${i}`, `hb${i}`, T0 - 10, T0 - 1)
+        quotes.save(s.id, [{ planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {}, premiumMinor: 0, source: 'simulation', upstreamRef: null }])
+      }
+    }, 'sessionsPurged', 1_234)
     expect(count('quotes')).toBe(0)
     expect(count('sessions')).toBe(1_234) // tombstones kept
 
@@ -334,33 +329,27 @@ describe('sweep', () => {
   })
 
   test('forgets idle rate counters in bounded batches until none is left', async () => {
-    db.exec('BEGIN')
-    for (let i = 0; i < 12_000; i++) seedHits(`k${i}`, [T0 - WINDOW_MS - (i % 7)])
-    db.exec('COMMIT')
-    const { batch, sweep } = sweeper(db, WINDOW_MS)
-    const one = batch(T0)
-    expect(one.rateHitsDeleted).toBeGreaterThan(0)
-    expect(one.rateHitsDeleted).toBeLessThan(12_000)
-    const rest = await sweep(T0)
-    expect(one.rateHitsDeleted + rest.rateHitsDeleted).toBe(12_000)
+    await sweptInBatches(() => {
+      for (let i = 0; i < 12_000; i++) seedHits(`k${i}`, [T0 - WINDOW_MS - (i % 7)])
+    }, 'rateHitsDeleted', 12_000)
     expect(hits()).toBe(0)
     expect(count('rate_counters')).toBe(0)
   })
 
   test('deletes rate hits that left the window and keeps those still in it', async () => {
     seedHits('k', [T0 - WINDOW_MS - 5_000, T0 - WINDOW_MS /* left the window exactly now */, T0 - WINDOW_MS + 1, T0])
-    const result = await sweeper(db, WINDOW_MS).sweep(T0)
+    const result = await sweeper(file.db, WINDOW_MS).sweep(T0)
     expect(result.rateHitsDeleted).toBe(2)
-    expect(db.prepare<{ at: number }>('SELECT at FROM rate_hits ORDER BY at').all().map((r) => r.at)).toEqual([T0 - WINDOW_MS + 1, T0])
+    expect(file.db.prepare<{ at: number }>('SELECT at FROM rate_hits ORDER BY at').all().map((r) => r.at)).toEqual([T0 - WINDOW_MS + 1, T0])
     expect(hits('k')).toBe(2)
     // The sweep agrees with the counter: what it keeps is exactly what still counts.
-    expect(rateLimitStore(db, { limit: 30, windowMs: WINDOW_MS }).peek(['k'], T0)).toMatchObject({ remaining: 28, resetAt: T0 + 1 })
+    expect(rateLimiter(file.db, { limit: 30, windowMs: WINDOW_MS }).peek(['k'], T0)).toMatchObject({ remaining: 28, resetAt: T0 + 1 })
   })
 })
 
 describe('rate limit: a new key named on admission', () => {
   test('is counted with the others, and a refused request names none', () => {
-    const rates = rateLimitStore(db, { limit: 2, windowMs: 60_000 })
+    const rates = rateLimiter(file.db, { limit: 2, windowMs: 60_000 })
     expect(rates.admit(['n:x'], T0, () => ({ admitted: 1, newKey: 's:new' })).status.remaining).toBe(1)
     expect(rates.peek(['s:new'], T0).remaining).toBe(1)
     let called = 0

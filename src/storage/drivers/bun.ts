@@ -6,28 +6,15 @@
  * 15.9 ms → 6.0 ms). SQLite's own checkpoint stays on, at 40 MB of WAL, in case the worker stops.
  */
 import { Database } from 'bun:sqlite'
-import { OPEN_PRAGMAS, type SqliteDriver, type SqlValue, type Statement } from '../sqlite/driver'
+import { connectionOver, type SqliteConnection, type SqlValue } from './connection'
 
-export function openEmbedded(path: string, options: { checkpointerUrl?: string } = {}): SqliteDriver {
+export function openEmbedded(path: string, options: { checkpointerUrl?: string } = {}): SqliteConnection {
   const db = new Database(path, { create: true, readwrite: true })
-  for (const pragma of OPEN_PRAGMAS) db.exec(pragma)
-  const worker = options.checkpointerUrl && path !== ':memory:' ? startCheckpointer(db, path, options.checkpointerUrl) : null
-  return {
-    exec: (sql) => void db.exec(sql),
-    prepare<Row>(sql: string): Statement<Row> {
-      const statement = db.query<Row, SqlValue[]>(sql)
-      return {
-        // bun:sqlite answers null for "no row"; the seam promises undefined.
-        get: (...params) => statement.get(...params) ?? undefined,
-        all: (...params) => statement.all(...params),
-        run: (...params) => statement.run(...params),
-      }
-    },
-    close: () => db.close(),
-    beforeClose: async () => {
-      if (worker) await stopCheckpointer(worker)
-    },
-  }
+  const connection = connectionOver(db, (sql) => db.query<unknown, SqlValue[]>(sql))
+  // After the pragmas (WAL first): the worker opens the same file.
+  if (!options.checkpointerUrl || path === ':memory:') return connection
+  const worker = startCheckpointer(db, path, options.checkpointerUrl)
+  return { ...connection, beforeClose: () => stopCheckpointer(worker) }
 }
 
 function startCheckpointer(db: Database, path: string, url: string): Worker {

@@ -1,5 +1,6 @@
 /** @module PostgreSQL faults (server states and lost connections) as the seam's `StorageUnavailable`. */
 import { StorageUnavailable } from '../storage'
+import { guarded as guardedBy } from '../stores'
 
 /**
  * SQLSTATE classes and codes that mean "the database cannot serve now": connection exceptions (08),
@@ -18,3 +19,6 @@ export function asStorageError(error: unknown): unknown {
   if (typeof code === 'string' && (UNAVAILABLE.test(code) || CONNECTION.test(code))) return new StorageUnavailable(code)
   return error
 }
+
+/** `work`'s result, its faults as `StorageUnavailable`. */
+export const guarded = <T>(work: () => T | Promise<T>): Promise<T> => guardedBy(work, asStorageError)

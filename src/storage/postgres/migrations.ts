@@ -4,10 +4,13 @@
  * Append a migration to change the schema; never edit one that has shipped.
  */
 import type { Sql } from 'postgres'
-import { inTransaction } from './transaction'
+import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, type ColumnTypes } from '../migrations'
+import { inTransaction } from './driver'
 
 /** Any fixed number: the advisory lock every instance takes to migrate. */
 const MIGRATION_LOCK = 0x5_a_b_d_b_0_0_1
+
+const TYPES: ColumnTypes = { bigint: 'bigint', integer: 'integer', text: 'text', id: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY', keyed: '' }
 
 export const MIGRATIONS: string[] = [
   `
@@ -69,24 +72,7 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX policies_by_session ON policies (session_id);
 
-  CREATE TABLE endorsements (
-    policy_id            bigint  NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
-    sequence             integer NOT NULL,
-    scenario             text    NOT NULL,
-    changes              text    NOT NULL,
-    premium_change_minor bigint  NOT NULL,
-    created_at           bigint  NOT NULL,
-    PRIMARY KEY (policy_id, sequence)
-  );
-
-  CREATE TABLE idempotency (
-    session_id  bigint NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    key         text   NOT NULL,
-    fingerprint text   NOT NULL,
-    response    text   NOT NULL,
-    created_at  bigint NOT NULL,
-    PRIMARY KEY (session_id, key)
-  );
+  ` + ENDORSEMENTS_AND_IDEMPOTENCY(TYPES) + `
 
   -- A key's requests still in the window (before this one), the oldest of them, and how many
   -- recorded hits have left it. One statement, so one snapshot: another instance may prune the key
@@ -188,49 +174,10 @@ export const MIGRATIONS: string[] = [
   END
   $$;
   `,
-  // 2: cancellation with its refund (the rule that gave it follows from the trip and the day), and when the certificate is ready (later than issue only for a
-  // forced \`document_pending\`; its issue time for every policy issued before).
-  `
-  ALTER TABLE policies ADD COLUMN document_ready_at bigint NOT NULL DEFAULT 0;
-  UPDATE policies SET document_ready_at = created_at;
-  ALTER TABLE policies ADD COLUMN cancelled_at bigint;
-  ALTER TABLE policies ADD COLUMN refund_minor bigint;
-  `,
-  // 3: events, an outbox written in the transaction of the change each reports; the session's one
-  // webhook endpoint; deliveries, rows rather than timers so that they survive a restart, each claimed
-  // by one instance at a time; and every delivery attempt's outcome.
-  `
-  CREATE TABLE webhooks (
-    session_id bigint PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
-    url        text   NOT NULL,
-    secret     text   NOT NULL,
-    created_at bigint NOT NULL
-  );
-  CREATE TABLE events (
-    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    ref        text   NOT NULL UNIQUE,
-    session_id bigint NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    type       text   NOT NULL,
-    at         bigint NOT NULL,
-    body       text   NOT NULL
-  );
-  CREATE INDEX events_by_session ON events (session_id, id);
-  CREATE TABLE deliveries (
-    event_id      bigint  PRIMARY KEY REFERENCES events (id) ON DELETE CASCADE,
-    attempts      integer NOT NULL DEFAULT 0,
-    next_at       bigint,
-    claimed_until bigint  NOT NULL DEFAULT 0
-  );
-  CREATE INDEX deliveries_due ON deliveries (next_at) WHERE next_at IS NOT NULL;
-  CREATE TABLE delivery_attempts (
-    event_id bigint  NOT NULL REFERENCES events (id) ON DELETE CASCADE,
-    attempt  integer NOT NULL,
-    at       bigint  NOT NULL,
-    status   integer,
-    error    text,
-    PRIMARY KEY (event_id, attempt)
-  );
-  `,
+  // 2: a policy's cancellation and when its certificate is ready (../migrations.ts, as on SQLite).
+  CANCELLATION(TYPES),
+  // 3: events, webhooks and deliveries (../migrations.ts, as on SQLite).
+  EVENTS(TYPES),
 ]
 
 /** Brings the database up to the newest schema; safe when several instances start at once. */

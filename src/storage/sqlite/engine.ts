@@ -1,16 +1,16 @@
 /**
  * @module The SQLite engine (embedded default): one connection on a WAL file, its synchronous
- * statements behind the async seam. Every call waits its turn on that connection (a transaction's
- * awaits must not let another request's statements into it). Writes (admissions, transactions) go
- * through group commit (group-commit.ts): those waiting together (one microtask checkpoint) share
- * one `BEGIN IMMEDIATE`, so check-then-write is atomic across processes sharing the file.
+ * statements behind the async seam. Every call waits its turn on that connection, and writes
+ * (admissions, transactions) go through group commit (driver.ts): those waiting together share one
+ * `BEGIN IMMEDIATE`, so check-then-write is atomic across processes sharing the file.
  */
-import type { Admission, AdmissionRequest, SessionRow, Storage, Stores } from '../storage'
+import type { SqliteConnection } from '../drivers/connection'
+import type { Admission, AdmissionRequest, SessionRow, Storage } from '../storage'
+import { guarded, storesAround, type SynchronousStores } from '../stores'
 import { sweepInBatches } from '../sweep'
-import { immediate, type SqliteDriver } from './driver'
-import { asStorageError } from './faults'
-import { groupCommit, type Member } from './group-commit'
+import { inTransaction, sqliteDriver, type Member } from './driver'
 import { deliveryQueue, eventStore, webhookStore } from './events'
+import { asStorageError } from './faults'
 import { idempotencyStore } from './idempotency'
 import { limitSize, migrate } from './migrations'
 import { policyStore } from './policies'
@@ -26,64 +26,23 @@ export interface SqliteOptions {
   maxMegabytes: number
 }
 
-/** Runs calls one at a time, in order; a call's own awaits hold the turn. */
-function oneAtATime() {
-  let tail: Promise<unknown> = Promise.resolve()
-  return function exclusive<T>(work: () => T | Promise<T>): Promise<T> {
-    const turn = tail.then(work)
-    tail = turn.catch(() => {})
-    return turn.catch((error) => Promise.reject(asStorageError(error)))
-  }
-}
-
-/** The synchronous stores as the seam's async ones; `run` decides when each call may go. */
-function asyncStores(db: SqliteDriver, run: <T>(work: () => T) => Promise<T>): Stores {
-  const sessions = sessionStore(db)
-  const quotes = quoteStore(db)
-  const policies = policyStore(db)
-  const idempotency = idempotencyStore(db)
-  const events = eventStore(db)
-  const webhooks = webhookStore(db)
-  return {
-    sessions: { isLive: (id, now) => run(() => sessions.isLive(id, now)) },
-    quotes: {
-      unsaved: (sessionId, given) => run(() => quotes.unsaved(sessionId, given)),
-      save: (sessionId, given) => run(() => quotes.save(sessionId, given)),
-      find: (sessionId, planId) => run(() => quotes.find(sessionId, planId)),
-    },
-    policies: {
-      insert: (policy) => run(() => policies.insert(policy)),
-      find: (sessionId, ref) => run(() => policies.find(sessionId, ref)),
-      endorse: (policy, endorsement) => run(() => policies.endorse(policy, endorsement)),
-      endorsements: (policyId) => run(() => policies.endorsements(policyId)),
-      cancel: (policy) => run(() => policies.cancel(policy)),
-    },
-    idempotency: {
-      find: (sessionId, keyHash) => run(() => idempotency.find(sessionId, keyHash)),
-      save: (sessionId, keyHash, print, response, now) => run(() => idempotency.save(sessionId, keyHash, print, response, now)),
-    },
-    events: {
-      append: (event) => run(() => events.append(event)),
-      list: (sessionId, afterId, now, limit) => run(() => events.list(sessionId, afterId, now, limit)),
-      find: (sessionId, ref) => run(() => events.find(sessionId, ref)),
-      requeue: (eventId, now) => run(() => events.requeue(eventId, now)),
-    },
-    webhooks: {
-      find: (sessionId) => run(() => webhooks.find(sessionId)),
-      set: (sessionId, webhook, now) => run(() => webhooks.set(sessionId, webhook, now)),
-    },
-  }
-}
-
-export function sqliteStorage(db: SqliteDriver, options: SqliteOptions): Storage {
+export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Storage {
   migrate(db)
   const withHeadroom = limitSize(db, options.maxMegabytes)
-  const exclusive = oneAtATime()
+  const driver = sqliteDriver(db)
   const sessions = sessionStore(db)
   const rates = rateLimitStore(db, { limit: options.rateLimit, windowMs: options.rateWindowMs })
   const batch = sweepBatch(db, options.rateWindowMs, withHeadroom)
-  const join = groupCommit(db, exclusive)
   const deliveries = deliveryQueue(db)
+  const stores: SynchronousStores = {
+    sessions: { isLive: sessions.isLive },
+    quotes: quoteStore(db),
+    policies: policyStore(db),
+    idempotency: idempotencyStore(db),
+    events: eventStore(db),
+    webhooks: webhookStore(db),
+  }
+  const inTurn = <T>(work: () => T) => driver.provideConnection(work)
 
   /**
    * Session expiry and a refusal are read before the batch, outside the write lock; what may be
@@ -115,44 +74,34 @@ export function sqliteStorage(db: SqliteDriver, options: SqliteOptions): Storage
   }
 
   // Inside a transaction the turn is already held: calls go straight to the connection.
-  const inTransaction = asyncStores(db, async (work) => {
-    try {
-      return work()
-    } catch (error) {
-      throw asStorageError(error)
-    }
-  })
+  const inTransactionStores = storesAround(stores, (call) => guarded(call, asStorageError))
 
   return {
-    ...asyncStores(db, exclusive),
+    ...storesAround(stores, inTurn),
 
-    admit: (request) => join(admission(request)),
+    admit: (request) => driver.groupCommit(admission(request)),
 
-    openSession: (create, now) => join({
+    openSession: (create, now) => driver.groupCommit({
       work: () => rates.admitLocked([], now, () => {
         const session = sessions.insert(create.ref, create.tokenHash, now, create.expiresAt)
         return { admitted: session, newKey: `s:${session.ref}` }
       }).admitted!,
     }),
 
-    allowance: (keys, now) => exclusive(() => rates.peek(keys, now)),
+    allowance: (keys, now) => inTurn(() => rates.peek(keys, now)),
 
-    transaction: (work) => join({ work: () => work(inTransaction) }),
+    transaction: (work) => driver.groupCommit({ work: () => work(inTransactionStores) }),
 
-    claimDeliveries: (now, leaseMs, limit) => exclusive(() => deliveries.claim(now, leaseMs, limit)),
+    claimDeliveries: (now, leaseMs, limit) => inTurn(() => deliveries.claim(now, leaseMs, limit)),
 
-    recordAttempt: (eventId, lease, attempt, nextAt) => exclusive(() => deliveries.record(eventId, lease, attempt, nextAt)),
+    recordAttempt: (eventId, lease, attempt, nextAt) => inTurn(() => deliveries.record(eventId, lease, attempt, nextAt)),
 
-    sweep: (now) => sweepInBatches((at) => exclusive(() => batch(at)), now),
+    sweep: (now) => sweepInBatches((at) => inTurn(() => batch(at)), now),
 
-    ping: () => exclusive(() => void immediate(db, () => db.prepare('SELECT 1').get())),
+    ping: () => inTurn(() => void inTransaction(db, () => db.prepare('SELECT 1').get())),
 
     clock: Date.now,
 
-    close: () => exclusive(async () => {
-      await db.beforeClose?.()
-      db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-      db.close()
-    }),
+    close: () => driver.destroy(),
   }
 }

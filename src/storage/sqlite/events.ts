@@ -4,9 +4,10 @@
  */
 import { deliveryFromRow, eventFromRow, listedEvents, type AttemptRow, type DeliveryRow, type EventRow } from '../rows'
 import type { AttemptRecord, Delivery, EventRecord, ListedEvent, NewEvent, Webhook } from '../storage'
-import { immediate, type SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
+import { inTransaction } from './driver'
 
-export function eventStore(db: SqliteDriver) {
+export function eventStore(db: SqliteConnection) {
   const insert = db.prepare<{ id: number }>('INSERT INTO events (ref, session_id, type, at, body) VALUES (?, ?, ?, ?, ?) RETURNING id')
   const queue = db.prepare(
     'INSERT INTO deliveries (event_id, next_at) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ?)',
@@ -47,7 +48,7 @@ export function eventStore(db: SqliteDriver) {
   }
 }
 
-export function webhookStore(db: SqliteDriver) {
+export function webhookStore(db: SqliteConnection) {
   const find = db.prepare<Webhook>('SELECT url, secret FROM webhooks WHERE session_id = ?')
   const upsert = db.prepare(
     `INSERT INTO webhooks (session_id, url, secret, created_at) VALUES (?, ?, ?, ?)
@@ -70,7 +71,7 @@ export function webhookStore(db: SqliteDriver) {
 }
 
 /** Claiming deliveries and recording attempts: each claim is one write transaction, so across processes sharing the file a delivery is claimed once. */
-export function deliveryQueue(db: SqliteDriver) {
+export function deliveryQueue(db: SqliteConnection) {
   const anyDue = db.prepare('SELECT 1 FROM deliveries WHERE next_at <= ? AND claimed_until <= ? LIMIT 1')
   const due = db.prepare<DeliveryRow>(
     `SELECT d.event_id, d.claimed_until, d.attempts, e.ref, e.type, e.body, w.url, w.secret
@@ -93,13 +94,13 @@ export function deliveryQueue(db: SqliteDriver) {
     claim(now: number, leaseMs: number, limit: number): Delivery[] {
       // A plain read first: most polls find nothing due and need not take the write lock.
       if (!anyDue.get(now, now)) return []
-      return immediate(db, () => due.all(now, now, limit).map((row) => {
+      return inTransaction(db, () => due.all(now, now, limit).map((row) => {
         claim.run(now + leaseMs, row.event_id)
         return deliveryFromRow({ ...row, claimed_until: now + leaseMs })
       }))
     },
     record(eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): void {
-      immediate(db, () => {
+      inTransaction(db, () => {
         const held = claimOf.get(eventId)
         if (!held) return
         insertAttempt.run(eventId, attempt.at, attempt.status, attempt.error, eventId)

@@ -1,8 +1,8 @@
 /** @module Stored first answers for `Idempotency-Key`, per session. */
 import type { StoredAnswer } from '../storage'
-import type { SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
 
-export function idempotencyStore(db: SqliteDriver) {
+export function idempotencyStore(db: SqliteConnection) {
   const find = db.prepare<{ fingerprint: string; response: string }>(
     'SELECT fingerprint, response FROM idempotency WHERE session_id = ? AND key = ?',
   )

@@ -2,7 +2,11 @@
  * @module The database schema, as numbered migrations keyed on `PRAGMA user_version`.
  * Append a migration to change the schema; never edit one that has shipped.
  */
-import { immediate, type SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
+import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, type ColumnTypes } from '../migrations'
+import { inTransaction } from './driver'
+
+const TYPES: ColumnTypes = { bigint: 'INTEGER', integer: 'INTEGER', text: 'TEXT', id: 'INTEGER PRIMARY KEY', keyed: ' WITHOUT ROWID' }
 
 export const MIGRATIONS: string[] = [
   `
@@ -53,25 +57,7 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX policies_by_session ON policies (session_id);
 
-  CREATE TABLE endorsements (
-    policy_id            INTEGER NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
-    sequence             INTEGER NOT NULL,
-    scenario             TEXT    NOT NULL,
-    changes              TEXT    NOT NULL,
-    premium_change_minor INTEGER NOT NULL,
-    created_at           INTEGER NOT NULL,
-    PRIMARY KEY (policy_id, sequence)
-  ) WITHOUT ROWID;
-
-  CREATE TABLE idempotency (
-    session_id  INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    key         TEXT    NOT NULL,
-    fingerprint TEXT    NOT NULL,
-    response    TEXT    NOT NULL,
-    created_at  INTEGER NOT NULL,
-    PRIMARY KEY (session_id, key)
-  ) WITHOUT ROWID;
-  `,
+  ` + ENDORSEMENTS_AND_IDEMPOTENCY(TYPES),
   // 2: what produced a plan or policy (simulation or the insurer's UAT), and the insurer's own
   // reference, which never leaves the sandbox.
   `
@@ -110,56 +96,17 @@ export const MIGRATIONS: string[] = [
   `
   DELETE FROM idempotency WHERE length(key) <> 64 OR key GLOB '*[^0-9a-f]*';
   `,
-  // 5: cancellation with its refund (the rule that gave it follows from the trip and the day), and when the certificate is ready (later than issue only for a
-  // forced \`document_pending\`; its issue time for every policy issued before).
-  `
-  ALTER TABLE policies ADD COLUMN document_ready_at INTEGER NOT NULL DEFAULT 0;
-  UPDATE policies SET document_ready_at = created_at;
-  ALTER TABLE policies ADD COLUMN cancelled_at INTEGER;
-  ALTER TABLE policies ADD COLUMN refund_minor INTEGER;
-  `,
-  // 6: events, an outbox written in the transaction of the change each reports; the session's one
-  // webhook endpoint; deliveries, rows rather than timers so that they survive a restart, each claimed
-  // by one process at a time; and every delivery attempt's outcome.
-  `
-  CREATE TABLE webhooks (
-    session_id INTEGER PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
-    url        TEXT    NOT NULL,
-    secret     TEXT    NOT NULL,
-    created_at INTEGER NOT NULL
-  );
-  CREATE TABLE events (
-    id         INTEGER PRIMARY KEY,
-    ref        TEXT    NOT NULL UNIQUE,
-    session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-    type       TEXT    NOT NULL,
-    at         INTEGER NOT NULL,
-    body       TEXT    NOT NULL
-  );
-  CREATE INDEX events_by_session ON events (session_id, id);
-  CREATE TABLE deliveries (
-    event_id      INTEGER PRIMARY KEY REFERENCES events (id) ON DELETE CASCADE,
-    attempts      INTEGER NOT NULL DEFAULT 0,
-    next_at       INTEGER,
-    claimed_until INTEGER NOT NULL DEFAULT 0
-  );
-  CREATE INDEX deliveries_due ON deliveries (next_at) WHERE next_at IS NOT NULL;
-  CREATE TABLE delivery_attempts (
-    event_id INTEGER NOT NULL REFERENCES events (id) ON DELETE CASCADE,
-    attempt  INTEGER NOT NULL,
-    at       INTEGER NOT NULL,
-    status   INTEGER,
-    error    TEXT,
-    PRIMARY KEY (event_id, attempt)
-  ) WITHOUT ROWID;
-  `,
+  // 5: a policy's cancellation and when its certificate is ready (../migrations.ts, as on PostgreSQL).
+  CANCELLATION(TYPES),
+  // 6: events, webhooks and deliveries (../migrations.ts, as on PostgreSQL).
+  EVENTS(TYPES),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length
 
 /** Brings the file up to the newest schema; safe to call from several processes at once. */
-export function migrate(db: SqliteDriver): void {
-  immediate(db, () => {
+export function migrate(db: SqliteConnection): void {
+  inTransaction(db, () => {
     const current = db.prepare<{ user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0
     if (current > SCHEMA_VERSION) {
       throw new Error(`database schema version ${current} is newer than this build (${SCHEMA_VERSION})`)
@@ -174,7 +121,7 @@ export function migrate(db: SqliteDriver): void {
  * SQLITE_FULL. Answers a function that runs maintenance (the sweep, which may need a few new pages
  * to delete rows) with some headroom above the cap.
  */
-export function limitSize(db: SqliteDriver, megabytes: number): <T>(work: () => T) => T {
+export function limitSize(db: SqliteConnection, megabytes: number): <T>(work: () => T) => T {
   if (megabytes === 0) return (work) => work()
   const pageSize = db.prepare<{ page_size: number }>('PRAGMA page_size').get()!.page_size
   const cap = Math.max(1, Math.floor((megabytes * 1_048_576) / pageSize))

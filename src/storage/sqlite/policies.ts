@@ -1,9 +1,9 @@
 /** @module Policies and their endorsement history. Every lookup is scoped to one session. */
 import { endorsementFromRow, policyFromRow, type EndorsementRow, type PolicyRow } from '../rows'
 import type { EndorsementRecord, PolicyRecord } from '../storage'
-import type { SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
 
-export function policyStore(db: SqliteDriver) {
+export function policyStore(db: SqliteConnection) {
   const insert = db.prepare<{ id: number }>(
     `INSERT INTO policies (session_id, ref, svc_insurance_id, plan_id, product, status, trip, travellers,
        partner_reference, currency, premium_minor, created_at, updated_at, source, upstream_ref, document_ready_at)

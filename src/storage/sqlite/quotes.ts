@@ -1,9 +1,9 @@
 /** @module Plans a search returned, recorded against the session for issue to check. */
 import { quoteFromRow, quoteToRow, unsavedQuotes, type QuoteRow } from '../rows'
 import type { Quote } from '../storage'
-import type { SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
 
-export function quoteStore(db: SqliteDriver) {
+export function quoteStore(db: SqliteConnection) {
   const insert = db.prepare(
     // A plan_id is a digest of everything that priced it, so a repeated search changes at most
     // where the plan came from: only then is the row written again.

@@ -2,11 +2,12 @@
  * @module Fair-use counters in SQLite. Each key keeps its admitted requests per millisecond
  * (`rate_hits`) and a running total with its oldest hit (`rate_counters`), so a check is one row
  * read while no hit has left the window, and a few index seeks once one has, whatever the limit.
- * The check and the count run in one `BEGIN IMMEDIATE` transaction, so parallel requests, from
- * this process or another sharing the file, never admit more than the limit.
+ * A refusal is read outside the write lock (`refusal`: exact without it); an admission is read again
+ * and counted inside the write transaction of its group commit (`admitLocked`), so parallel requests,
+ * from this process or another sharing the file, never admit more than the limit.
  */
 import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../../domain/rate-window'
-import { immediate, type SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
 
 /** A counter's hits inside the window, and how many recorded ones have left it but are not yet pruned. */
 type Reading = CounterReading & { stale: number }
@@ -14,7 +15,7 @@ type Reading = CounterReading & { stale: number }
 const EMPTY: Reading = { used: 0, oldestAt: null, stale: 0 }
 
 /** Reading and pruning counters, shared by the rate check and the sweep. */
-function counterStatements(db: SqliteDriver, windowMs: number) {
+function counterStatements(db: SqliteConnection, windowMs: number) {
   // One statement, so one snapshot even outside a transaction: another process may prune the key
   // at any moment. The hits are looked at only once the oldest has left the window.
   const read = db.prepare<{ used: number; stale: number; oldest: number | null }>(
@@ -40,7 +41,7 @@ function counterStatements(db: SqliteDriver, windowMs: number) {
   }
 }
 
-export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
+export function rateLimitStore(db: SqliteConnection, policy: WindowPolicy) {
   const counters = counterStatements(db, policy.windowMs)
   const record = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1) ON CONFLICT (key, at) DO UPDATE SET hits = hits + 1')
   // Processes read their clocks before waiting for the lock, so a request may be counted after a
@@ -88,12 +89,6 @@ export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
      * new session's, which is empty).
      */
     admitLocked,
-    /** `refusal`, then `admitLocked` in its own `BEGIN IMMEDIATE` transaction. */
-    admit<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
-      const refused = refusal(keys, now)
-      if (refused) return { status: refused }
-      return immediate(db, () => admitLocked(keys, now, onAdmit))
-    },
     /** The allowance left on these keys, counting nothing. */
     peek(keys: string[], now: number): RateStatus {
       return peek(readAll(keys, now), policy, now)
@@ -106,7 +101,7 @@ export function rateLimitStore(db: SqliteDriver, policy: WindowPolicy) {
  * all left the window is forgotten; the others lose the hits that have. Answers how many hits went
  * and where the next page starts (null when this page was the last).
  */
-export function rateCounterTidier(db: SqliteDriver, windowMs: number) {
+export function rateCounterTidier(db: SqliteConnection, windowMs: number) {
   const counters = counterStatements(db, windowMs)
   const page = db.prepare<{ key: string; used: number; oldest: number; newest: number }>(
     'SELECT key, used, oldest, newest FROM rate_counters WHERE key > ? ORDER BY key LIMIT ?',

@@ -1,8 +1,8 @@
 /** @module Session rows: only a hash of the cookie token is stored, never the token. */
 import type { SessionRow } from '../storage'
-import type { SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
 
-export function sessionStore(db: SqliteDriver) {
+export function sessionStore(db: SqliteConnection) {
   const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number }>(
     'SELECT id, ref, expires_at FROM sessions WHERE token_hash = ?',
   )
@@ -11,7 +11,7 @@ export function sessionStore(db: SqliteDriver) {
   )
   const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
   return {
-    /** Whether the session still runs: for writes that follow a slow insurer call. */
+    /** Whether the session still runs at `now`: not expired, not swept (the seam's `SessionStore.isLive`). */
     isLive(id: number, now: number): boolean {
       return live.get(id, now) !== undefined
     },
@@ -25,5 +25,3 @@ export function sessionStore(db: SqliteDriver) {
     },
   }
 }
-
-export type SessionStore = ReturnType<typeof sessionStore>

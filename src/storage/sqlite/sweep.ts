@@ -5,11 +5,12 @@
  */
 import type { SweepResult } from '../storage'
 import { BATCH, TOMBSTONE_MS } from '../sweep'
-import { immediate, type SqliteDriver } from './driver'
+import type { SqliteConnection } from '../drivers/connection'
+import { inTransaction } from './driver'
 import { rateCounterTidier } from './rate-limits'
 
 /** One bounded batch of the sweep, in one short transaction. */
-export function sweepBatch(db: SqliteDriver, windowMs: number, withHeadroom: <T>(work: () => T) => T = (work) => work()) {
+export function sweepBatch(db: SqliteConnection, windowMs: number, withHeadroom: <T>(work: () => T) => T) {
   const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
   const owned = ['quotes', 'policies', 'idempotency', 'events', 'webhooks'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
   const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
@@ -22,7 +23,7 @@ export function sweepBatch(db: SqliteDriver, windowMs: number, withHeadroom: <T>
 
   /** One bounded batch of each kind, in one short transaction; `done` once nothing is left. */
   function batch(now: number): SweepResult & { done: boolean } {
-    return withHeadroom(() => immediate(db, () => {
+    return withHeadroom(() => inTransaction(db, () => {
       const ids = expired.all(now, BATCH)
       for (const { id } of ids) {
         for (const statement of owned) statement.run(id)

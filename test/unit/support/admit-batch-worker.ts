@@ -7,12 +7,12 @@ import { openEmbedded } from '../../../src/storage/drivers/bun'
 import { sqliteStorage } from '../../../src/storage/sqlite/engine'
 
 const [file, limit, attempts, now] = process.argv.slice(2)
-const driver = openEmbedded(file!)
+const connection = openEmbedded(file!)
 let begins = 0
-const db = { ...driver, exec: (sql: string) => ((begins += sql === 'BEGIN IMMEDIATE' ? 1 : 0), driver.exec(sql)) }
+const db = { ...connection, exec: (sql: string) => ((begins += sql === 'BEGIN IMMEDIATE' ? 1 : 0), connection.exec(sql)) }
 const storage = sqliteStorage(db, { rateLimit: Number(limit), rateWindowMs: 600_000, maxMegabytes: 0 })
 begins = 0 // the migration's own
 const answers = await Promise.all(Array.from({ length: Number(attempts) }, () =>
   storage.admit({ tokenHash: null, network: 'n:shared', now: Number(now), create: null })))
-driver.close()
+connection.close()
 console.log(JSON.stringify({ admitted: answers.filter((answer) => answer.kind === 'admitted').length, begins }))

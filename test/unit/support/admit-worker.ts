@@ -4,12 +4,12 @@
  */
 import { openEmbedded } from '../../../src/storage/drivers/bun'
 import { migrate } from '../../../src/storage/sqlite/migrations'
-import { rateLimitStore } from '../../../src/storage/sqlite/rate-limits'
+import { rateLimiter } from './rate-limits'
 
 const [file, limit, attempts, now] = process.argv.slice(2)
 const db = openEmbedded(file!)
 migrate(db)
-const rates = rateLimitStore(db, { limit: Number(limit), windowMs: 600_000 })
+const rates = rateLimiter(db, { limit: Number(limit), windowMs: 600_000 })
 let admitted = 0
 for (let i = 0; i < Number(attempts); i++) if (rates.admit(['n:shared'], Number(now), () => ({ admitted: true })).status.admitted) admitted++
 db.close()

@@ -1,13 +1,38 @@
-/** The embedded storage on a driver of the test's choosing (by default a fresh in-memory one). */
+/** The embedded storage and the SQLite engine's parts, as the unit tests open them. */
+import { afterEach, beforeEach } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Config } from '../../../src/config'
 import { openEmbedded } from '../../../src/storage/drivers/bun'
-import type { SqliteDriver } from '../../../src/storage/sqlite/driver'
+import type { SqliteConnection } from '../../../src/storage/drivers/connection'
 import { sqliteStorage } from '../../../src/storage/sqlite/engine'
+import { migrate } from '../../../src/storage/sqlite/migrations'
 
-export function embeddedStorage(config: Config, db: SqliteDriver = openEmbedded(':memory:')) {
+/** The embedded storage on a connection of the test's choosing (by default a fresh in-memory one). */
+export function embeddedStorage(config: Config, db: SqliteConnection = openEmbedded(':memory:')) {
   const storage = sqliteStorage(db, { rateLimit: config.rateLimit, rateWindowMs: config.rateWindowSeconds * 1000, maxMegabytes: config.dbMaxMegabytes })
   return { storage, db }
 }
 
 /** `storage` and `config` for createServices. */
 export const withStorage = (config: Config) => ({ storage: embeddedStorage(config).storage, config })
+
+/**
+ * A migrated database file for each test of the calling file, in a temporary folder removed after
+ * it: `path`, and `db`, a connection to it.
+ */
+export function fileForEachTest(prefix: string) {
+  const current = { dir: '', path: '', db: undefined as unknown as SqliteConnection }
+  beforeEach(() => {
+    current.dir = mkdtempSync(join(tmpdir(), prefix))
+    current.path = join(current.dir, 'sandbox.db')
+    current.db = openEmbedded(current.path)
+    migrate(current.db)
+  })
+  afterEach(() => {
+    current.db.close()
+    rmSync(current.dir, { recursive: true, force: true })
+  })
+  return current
+}

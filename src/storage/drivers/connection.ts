@@ -1,0 +1,63 @@
+/**
+ * @module The connection the SQLite engine uses: the few calls it makes of `bun:sqlite`,
+ * `better-sqlite3` or `node:sqlite` (one adapter per runtime beside this file; the SQL is shared).
+ * Who may use the connection when, and its transactions, are the engine's driver's (sqlite/driver.ts).
+ */
+
+export type SqlValue = string | number | null
+
+export interface Statement<Row> {
+  get(...params: SqlValue[]): Row | undefined
+  all(...params: SqlValue[]): Row[]
+  run(...params: SqlValue[]): { changes: number }
+}
+
+export interface SqliteConnection {
+  exec(sql: string): void
+  prepare<Row = Record<string, SqlValue>>(sql: string): Statement<Row>
+  close(): void
+  /** Stops what the adapter runs beside the connection (Bun's checkpoint worker) before the last checkpoint. */
+  beforeClose?(): Promise<void>
+}
+
+/** A runtime's own database handle: what the three libraries have in common. */
+interface RuntimeDatabase {
+  exec(sql: string): unknown
+  close(): unknown
+}
+
+/** A runtime's own prepared statement; its answers are typed by the caller. */
+interface RuntimeStatement {
+  get(...params: SqlValue[]): unknown
+  all(...params: SqlValue[]): unknown[]
+  run(...params: SqlValue[]): { changes: number | bigint }
+}
+
+/** Pragmas every connection gets on open: WAL for concurrent readers, a wait instead of SQLITE_BUSY. */
+const OPEN_PRAGMAS = [
+  'PRAGMA journal_mode = WAL',
+  'PRAGMA synchronous = NORMAL',
+  'PRAGMA busy_timeout = 5000',
+  'PRAGMA foreign_keys = ON',
+]
+
+/**
+ * The connection over a runtime's open database, its pragmas applied. The libraries differ only in
+ * how they prepare (`prepare`), in "no row" (`bun:sqlite` answers null, the seam undefined) and in
+ * `changes` (`node:sqlite` answers a bigint).
+ */
+export function connectionOver(db: RuntimeDatabase, prepare: (sql: string) => RuntimeStatement): SqliteConnection {
+  for (const pragma of OPEN_PRAGMAS) db.exec(pragma)
+  return {
+    exec: (sql) => void db.exec(sql),
+    prepare<Row>(sql: string): Statement<Row> {
+      const statement = prepare(sql)
+      return {
+        get: (...params) => (statement.get(...params) ?? undefined) as Row | undefined,
+        all: (...params) => statement.all(...params) as Row[],
+        run: (...params) => ({ changes: Number(statement.run(...params).changes) }),
+      }
+    },
+    close: () => void db.close(),
+  }
+}

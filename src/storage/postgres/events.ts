@@ -1,0 +1,96 @@
+/**
+ * @module Events (the outbox), the session's webhook endpoint, and deliveries with their attempts,
+ * on PostgreSQL. Every lookup of events is scoped to one session; deliveries are claimed across
+ * sessions and instances (SKIP LOCKED).
+ */
+import type { Sql } from 'postgres'
+import { deliveryFromRow, eventFromRow, listedEvents, type AttemptRow, type DeliveryRow, type EventRow } from '../rows'
+import type { AttemptRecord, Delivery, EventStore, Webhook, WebhookStore } from '../storage'
+import { inTransaction, rowLock, type Queryable } from './driver'
+
+export function eventStore(sql: Queryable, locking: boolean): EventStore {
+  return {
+    async append(event) {
+      // Events of one session are written one transaction at a time, so their ids follow commit
+      // order and a cursor never passes one that commits later.
+      if (locking) await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`events ${event.sessionId}`}, 0))`
+      const [inserted] = await sql<{ id: number }[]>`
+        INSERT INTO events (ref, session_id, type, at, body) VALUES (${event.ref}, ${event.sessionId}, ${event.type}, ${event.at}, ${event.body})
+        RETURNING id`
+      await sql`
+        INSERT INTO deliveries (event_id, next_at) SELECT ${inserted!.id}, ${event.at}
+        WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ${event.sessionId} ${rowLock(sql, locking, 'share')})`
+    },
+    async list(sessionId, afterId, now, limit) {
+      const rows = await sql<EventRow[]>`
+        SELECT * FROM events WHERE session_id = ${sessionId} AND id > ${afterId}
+          AND id < COALESCE((SELECT MIN(id) FROM events WHERE session_id = ${sessionId} AND at > ${now}), 9007199254740991)
+        ORDER BY id LIMIT ${limit}`
+      const ids = rows.map((row) => row.id)
+      const queued = await sql<{ event_id: number; next_at: number | null }[]>`SELECT event_id, next_at FROM deliveries WHERE event_id = ANY(${ids}::bigint[])`
+      const attempts = await sql<AttemptRow[]>`SELECT * FROM delivery_attempts WHERE event_id = ANY(${ids}::bigint[]) ORDER BY event_id, attempt`
+      return listedEvents(rows, new Map(queued.map((row) => [row.event_id, row.next_at])), attempts)
+    },
+    async find(sessionId, ref) {
+      const [row] = await sql<EventRow[]>`SELECT * FROM events WHERE session_id = ${sessionId} AND ref = ${ref}`
+      return row && eventFromRow(row)
+    },
+    async requeue(eventId, now) {
+      await sql`
+        INSERT INTO deliveries (event_id, next_at) VALUES (${eventId}, ${now})
+        ON CONFLICT (event_id) DO UPDATE SET attempts = 0, next_at = excluded.next_at, claimed_until = 0`
+    },
+  }
+}
+
+export function webhookStore(sql: Queryable, locking: boolean): WebhookStore {
+  return {
+    async find(sessionId) {
+      // Held until the transaction ends: a removal then waits, and sees the delivery this one queues.
+      const [row] = await sql<Webhook[]>`SELECT url, secret FROM webhooks WHERE session_id = ${sessionId} ${rowLock(sql, locking, 'share')}`
+      return row
+    },
+    async set(sessionId, webhook, now) {
+      if (webhook) {
+        await sql`
+          INSERT INTO webhooks (session_id, url, secret, created_at) VALUES (${sessionId}, ${webhook.url}, ${webhook.secret}, ${now})
+          ON CONFLICT (session_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, created_at = excluded.created_at`
+        return
+      }
+      await sql`DELETE FROM webhooks WHERE session_id = ${sessionId}`
+      await sql`UPDATE deliveries SET next_at = NULL WHERE next_at IS NOT NULL AND event_id IN (SELECT id FROM events WHERE session_id = ${sessionId})`
+    },
+  }
+}
+
+/** Claiming deliveries and recording attempts: a claimed row is skipped by every other instance until its lease ends. */
+export function deliveryQueue(sql: Sql<any>) {
+  return {
+    async claim(now: number, leaseMs: number, limit: number): Promise<Delivery[]> {
+      // Joined before the limit: a row whose endpoint is gone is never claimed, so it cannot hold a place.
+      const rows = await sql<DeliveryRow[]>`
+        WITH due AS (
+          SELECT d.event_id, e.ref, e.type, e.body, w.url, w.secret
+          FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.session_id = e.session_id
+          WHERE d.next_at <= ${now} AND d.claimed_until <= ${now}
+          ORDER BY d.next_at LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
+        UPDATE deliveries d SET claimed_until = ${now + leaseMs}
+        FROM due WHERE d.event_id = due.event_id
+        RETURNING d.event_id, d.claimed_until, d.attempts, due.ref, due.type, due.body, due.url, due.secret`
+      return rows.map(deliveryFromRow)
+    },
+    record: (eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null) => inTransaction(sql, async (tx) => {
+      // The delivery's row lock orders concurrent records of one event (their attempt numbers).
+      const [held] = await tx<{ claimed_until: number }[]>`SELECT claimed_until FROM deliveries WHERE event_id = ${eventId} FOR UPDATE`
+      if (!held) return
+      await tx`INSERT INTO delivery_attempts (event_id, attempt, at, status, error)
+        SELECT ${eventId}, COALESCE(MAX(attempt), 0) + 1, ${attempt.at}, ${attempt.status}, ${attempt.error} FROM delivery_attempts WHERE event_id = ${eventId}`
+      if (held.claimed_until !== lease) return
+      // An endpoint removed while the attempt was out leaves nothing to try again.
+      await tx`
+        UPDATE deliveries d SET attempts = attempts + 1, claimed_until = 0,
+          next_at = CASE WHEN EXISTS (SELECT 1 FROM events e JOIN webhooks w ON w.session_id = e.session_id WHERE e.id = d.event_id) THEN ${nextAt}::bigint END
+        WHERE d.event_id = ${eventId}`
+    }),
+  }
+}

@@ -1,0 +1,49 @@
+/** @module Policies and their endorsement history on PostgreSQL. Every lookup is scoped to one session. */
+import { endorsementFromRow, policyFromRow, type EndorsementRow, type PolicyRow } from '../rows'
+import type { PolicyStore } from '../storage'
+import { rowLock, type Queryable } from './driver'
+
+/** Inside a transaction (`locking`), a policy read is held against a concurrent correction (FOR UPDATE). */
+export function policyStore(sql: Queryable, locking: boolean): PolicyStore {
+  return {
+    async insert(policy) {
+      const [inserted] = await sql<{ id: number }[]>`
+        INSERT INTO policies (session_id, ref, svc_insurance_id, plan_id, product, status, trip, travellers,
+          partner_reference, currency, premium_minor, created_at, updated_at, source, upstream_ref, document_ready_at)
+        VALUES (${policy.sessionId}, ${policy.ref}, ${policy.svcInsuranceId}, ${policy.planId}, ${policy.product},
+          ${policy.status}, ${JSON.stringify(policy.trip)}, ${JSON.stringify(policy.travellers)}, ${policy.partnerReference},
+          ${policy.currency}, ${policy.premiumMinor}, ${policy.createdAt}, ${policy.updatedAt}, ${policy.source}, ${policy.upstreamRef},
+          ${policy.documentReadyAt})
+        RETURNING id`
+      return { ...policy, id: inserted!.id }
+    },
+    async find(sessionId, ref) {
+      const [row] = await sql<PolicyRow[]>`SELECT * FROM policies WHERE session_id = ${sessionId} AND ref = ${ref} ${rowLock(sql, locking, 'update')}`
+      return row && policyFromRow(row)
+    },
+    async endorse(policy, endorsement) {
+      await sql`
+        UPDATE policies SET status = ${policy.status}, trip = ${JSON.stringify(policy.trip)}, partner_reference = ${policy.partnerReference},
+          premium_minor = ${policy.premiumMinor}, updated_at = ${policy.updatedAt}
+        WHERE id = ${policy.id}`
+      const [appended] = await sql<{ sequence: number }[]>`
+        INSERT INTO endorsements (policy_id, sequence, scenario, changes, premium_change_minor, created_at)
+        SELECT ${policy.id}, COALESCE(MAX(sequence), 0) + 1, ${endorsement.scenario}, ${JSON.stringify(endorsement.changes)},
+          ${endorsement.premiumChangeMinor}, ${endorsement.createdAt}
+        FROM endorsements WHERE policy_id = ${policy.id}
+        RETURNING sequence`
+      return appended!.sequence
+    },
+    async endorsements(policyId) {
+      const rows = await sql<EndorsementRow[]>`
+        SELECT scenario, changes, premium_change_minor, created_at FROM endorsements WHERE policy_id = ${policyId} ORDER BY sequence`
+      return rows.map(endorsementFromRow)
+    },
+    async cancel(policy) {
+      const { at, refundMinor } = policy.cancellation!
+      await sql`
+        UPDATE policies SET status = ${policy.status}, cancelled_at = ${at}, refund_minor = ${refundMinor}, updated_at = ${policy.updatedAt}
+        WHERE id = ${policy.id}`
+    },
+  }
+}
