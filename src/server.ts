@@ -9,7 +9,7 @@ import { createApp, type RuntimeDescription } from './app'
 import { startDeliveries } from './modules/events/delivery'
 import { createLog } from './log'
 import { ConfigError, loadConfig, settingsHelp, type Config } from './config'
-import { describeStorage, openStorage, type EmbeddedDriver, type Storage } from './storage'
+import { describeStorage, openStorage, type EmbeddedConnection, type Storage } from './storage'
 import { createServices, type Services } from './modules/services'
 import { DOCS_PATH } from './http/paths'
 import { version } from '../package.json'
@@ -42,7 +42,7 @@ export interface Runtime extends RuntimeDescription {
   /** False in the extra processes of a multi-process server: one process sweeps for all. */
   sweeps?: boolean
   /** Opens the embedded database file on this runtime. */
-  openEmbedded(path: string): EmbeddedDriver
+  openEmbedded(path: string): EmbeddedConnection
   /** Starts serving; `stop` stops accepting and resolves once in-flight requests are done. */
   serve(app: SandboxApp, config: Config): { url: string; stop(): Promise<void> }
 }

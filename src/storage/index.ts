@@ -2,7 +2,6 @@
  * @module Opens the storage the configuration names: PostgreSQL when `SANDBOX_DATABASE_URL` is set,
  * else the embedded SQLite file, through the driver the runtime's entry hands in.
  */
-import type { Config } from '../config'
 import type { SqliteConnection } from './drivers/connection'
 import { sqliteStorage } from './sqlite/engine'
 import { postgresStorage } from './postgres/engine'
@@ -10,10 +9,16 @@ import type { Storage } from './storage'
 
 export type { Storage } from './storage'
 /** What a runtime's adapter (storage/drivers/) opens: a connection to the embedded file. */
-export type { SqliteConnection as EmbeddedDriver } from './drivers/connection'
+export type { SqliteConnection as EmbeddedConnection } from './drivers/connection'
 
-/** What the storage needs of the configuration (a type-only import: storage/ imports nothing of config.ts at run time). */
-export type StorageConfig = Pick<Config, 'dbPath' | 'dbMaxMegabytes' | 'databaseUrl' | 'rateLimit' | 'rateWindowSeconds'>
+/** What the storage needs of the configuration (config.ts, a layer above, names these the same). */
+export interface StorageConfig {
+  dbPath: string
+  dbMaxMegabytes: number
+  databaseUrl: string | null
+  rateLimit: number
+  rateWindowSeconds: number
+}
 
 export async function openStorage(config: StorageConfig, openEmbedded: (path: string) => SqliteConnection): Promise<Storage> {
   const rates = { rateLimit: config.rateLimit, rateWindowMs: config.rateWindowSeconds * 1000 }
