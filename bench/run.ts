@@ -14,7 +14,8 @@
  *   --only    run only these parts; the targets of the others say n/a (ratios need `ladder`)
  *   --src DIR run the sandbox rows from another checkout's src/server.bun.ts (compare a branch)
  *
- * Where the parts live: options.ts (arguments), processes.ts (servers, cleanup, /proc), load.ts (wrk,
+ * Where the parts live: options.ts (arguments), launch.ts (a server process, shared with the HTTP
+ * suite), embedded-postgres.ts, processes.ts (servers, cleanup, /proc), load.ts (wrk,
  * constant rate), measure.ts (one row), ladder.ts + ladder-server.ts, workers.ts, bodies.ts,
  * postgres.ts, scale.ts, goals.ts (targets, PASS/MISS), report.ts (tables).
  */
