@@ -14,7 +14,7 @@
  * On `pg` the restarts are on the same PostgreSQL database.
  */
 import { randomBytes, randomInt } from 'node:crypto'
-import { API, call, expect, expectOk, type Reply, sleep, test, testNetwork, tripFrom } from './support/client'
+import { API, call, expect, expectOk, openSession, type Reply, sleep, test, tripFrom } from './support/client'
 import { countRows, engine, queryStore, readDatabase } from './support/store'
 
 const KILLS = 20
@@ -34,17 +34,11 @@ test.describe('crash safety', () => {
   test(`acknowledged policies and endorsements survive ${KILLS} SIGKILLs at random moments`, async ({ privateServer }) => {
     test.setTimeout(120_000)
     const env = { SANDBOX_RATE_LIMIT: '1000000' }
-    const network = testNetwork()
     let server = await privateServer('crash', env)
     const { dbPath } = server
     const started = Date.now()
-    const session = await call(server.url, API.session, { network })
-    await expectOk(session)
-    const cookie = session.token!
-    const trip = tripFrom(20, 10)
-    const travellers = [{ age: 44 }]
-    const plans = (await expectOk(await call(server.url, API.search, { body: { trip, travellers }, cookie, network }))).data.plans
-    const issueBody = { plan_id: plans[0].plan_id, trip, travellers }
+    const { network, cookie, body, plans } = await openSession(server.url, server.url, { trip: tripFrom(20, 10), travellers: [{ age: 44 }] })
+    const issueBody = { plan_id: plans[0].plan_id, ...body }
 
     /** Acknowledged state: policy_ref → (idempotency key → endorsement sequence). */
     const policies = new Map<string, Map<string, number>>()

@@ -18,7 +18,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import {
-  API, LEAK_PATTERNS, before, call, errorProblems, expect, expectError, expectOk, sleep, test, tripFrom, uniqueNetwork,
+  API, LEAK_PATTERNS, before, call, errorProblems, expect, expectError, expectOk, openSession, sleep, test, tripFrom, uniqueNetwork,
   withTimeSpans, type CallOptions, type PrivateServer, type Reply,
 } from './support/client'
 import { startReceiver } from './support/receiver'
@@ -82,13 +82,7 @@ const countdown = (from: number) => Array.from({ length: from + 1 }, (_, index) 
 const searchBody = () => ({ trip: tripFrom(12, 5), travellers: [{ age: 35 }] })
 
 /** A session on the first process, and the plans of a search on the last. */
-async function openSession(servers: PrivateServer[]) {
-  const network = uniqueNetwork()
-  const cookie = (await call(servers[0]!.url, API.session, { network })).token!
-  const body = searchBody()
-  const plans = (await expectOk(await call(servers.at(-1)!.url, API.search, { body, cookie, network }))).data.plans
-  return { network, cookie, body, plans }
-}
+const openSessionOn = (servers: PrivateServer[]) => openSession(servers[0]!.url, servers.at(-1)!.url, searchBody())
 
 for (const deployment of DEPLOYMENTS) {
   test.describe(`shared state: ${deployment.name}`, () => {
@@ -138,7 +132,7 @@ for (const deployment of DEPLOYMENTS) {
     test(`${CALLS} concurrent repeats of one Idempotency-Key issue one policy and endorse once`, async ({ privateServer }) => {
       test.setTimeout(60_000)
       const servers = await startDeployment(deployment, privateServer, 'shared-idempotency', { SANDBOX_RATE_LIMIT: '100000' })
-      const { network, cookie, body, plans } = await openSession(servers)
+      const { network, cookie, body, plans } = await openSessionOn(servers)
       const issueBody = { plan_id: plans[0].plan_id, ...body, partner_reference: 'BK-CONCURRENT' }
       const issueKey = { 'idempotency-key': `booking-${randomBytes(4).toString('hex')}` }
 
@@ -164,7 +158,7 @@ for (const deployment of DEPLOYMENTS) {
       onEngineOnce()
       test.setTimeout(60_000)
       const servers = await startDeployment(deployment, privateServer, 'shared-cancel', { SANDBOX_RATE_LIMIT: '100000' })
-      const { network, cookie, body, plans } = await openSession(servers)
+      const { network, cookie, body, plans } = await openSessionOn(servers)
       const issue = async () => (await expectOk(await call(servers[0]!.url, API.issue, { body: { plan_id: plans[0].plan_id, ...body }, cookie, network }))).data.policy_ref as string
       const cancel = (ref: string, count: number, headers: Record<string, string> = {}) =>
         burst(servers, count, () => ({ path: API.cancel(ref), body: {}, cookie, network, headers }))
@@ -186,7 +180,7 @@ for (const deployment of DEPLOYMENTS) {
       const hooks = await startReceiver()
       try {
         const servers = await startDeployment(deployment, privateServer, 'shared-webhooks', { SANDBOX_RATE_LIMIT: '100000', SANDBOX_WEBHOOK_TARGETS: 'any' })
-        const { network, cookie, body, plans } = await openSession(servers)
+        const { network, cookie, body, plans } = await openSessionOn(servers)
         await expectOk(await call(servers[1]!.url, API.webhook, { body: { url: hooks.url }, cookie, network }))
         // 20 policies, issued on both processes at once: 40 events for two pollers to share.
         const issued = await burst(servers, 20, () => ({ path: API.issue, body: { plan_id: plans[0].plan_id, ...body }, cookie, network }))
@@ -207,7 +201,7 @@ for (const deployment of DEPLOYMENTS) {
       test.setTimeout(60_000)
       const servers = await startDeployment(deployment, privateServer, 'shared-kill', { SANDBOX_RATE_LIMIT: '100000' })
       const [victim, survivor] = servers as [PrivateServer, PrivateServer]
-      const { network, cookie, body, plans } = await openSession([victim])
+      const { network, cookie, body, plans } = await openSessionOn([victim])
       const issueBody = { plan_id: plans[0].plan_id, ...body }
 
       /** policy_ref → which process acknowledged it. */

@@ -8,7 +8,7 @@
  * byte of its body are sent before the signal, and the last byte after it.
  */
 import { randomBytes } from 'node:crypto'
-import { API, call, expect, expectOk, sleep, test, tripFrom, uniqueNetwork } from './support/client'
+import { API, call, expect, expectOk, openSession, sleep, test, tripFrom } from './support/client'
 import { parseResponses, portOf, rawExchange, rawHead, type RawResult } from './support/raw'
 import { type RunningServer } from './support/server'
 import { engine, queryStore, walSize } from './support/store'
@@ -37,12 +37,7 @@ test.describe('graceful shutdown', () => {
   test('SIGTERM with requests in flight: all answered 200, exit 0, -wal empty or gone', async ({ privateServer }) => {
     test.setTimeout(40_000)
     const server = await privateServer('shutdown-inflight', { SANDBOX_RATE_LIMIT: '1000', ...PRODUCTION_LIKE })
-    const network = uniqueNetwork()
-    const opened = await call(server.url, API.session, { network })
-    const cookie = opened.token!
-    const trip = tripFrom(9, 6)
-    const travellers = [{ age: 52 }]
-    const plans = (await expectOk(await call(server.url, API.search, { body: { trip, travellers }, cookie, network }))).data.plans
+    const { network, cookie, body: { trip, travellers }, plans } = await openSession(server.url, server.url, { trip: tripFrom(9, 6), travellers: [{ age: 52 }] })
 
     const bodies = [
       ...Array.from({ length: 6 }, (_, index) => ({ path: API.search, key: undefined, body: { trip: tripFrom(9 + index, 6), travellers } })),

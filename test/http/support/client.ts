@@ -163,6 +163,19 @@ function parseJson(text: string): any {
   }
 }
 
+/**
+ * Over `call`: a session opened on `sessionUrl` from a network of its own, and the plans of a search
+ * for `body` in it on `searchUrl` (another process on the same store, or the same server).
+ */
+export async function openSession(sessionUrl: string, searchUrl = sessionUrl, body: { trip: Trip; travellers: { age: number }[] } = searchBody()) {
+  const network = uniqueNetwork()
+  const opened = await call(sessionUrl, API.session, { network })
+  await expectOk(opened)
+  const cookie = opened.token!
+  const plans = (await expectOk(await call(searchUrl, API.search, { body, cookie, network }))).data.plans
+  return { network, cookie, body, plans }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Assertions on an answer of any transport
 
