@@ -1,11 +1,11 @@
 import { defineConfig } from '@playwright/test'
-import { HTTP_PORT, ROOT, freshDatabasePath } from './test/http/support/server'
+import { HTTP_PORT, freshDatabasePath } from './test/http/support/server'
 import { instancePorts, selectedTargets, serverCommand, standInPort, targetEnv, type Target } from './test/http/support/targets'
 
 // HTTP tests against real server processes on real SQLite files, once per target (Bun source,
 // compiled binary, Deno bundle, Node). Each target's shared server trusts one proxy hop so that
 // every test can be its own network through X-Forwarded-For; tests that need another
-// configuration (short session TTL, restarts) start their own server (support/server.ts).
+// configuration (short session TTL, restarts) start their own (the privateServer fixture, support/client.ts).
 //
 // The `pg` target is two Bun instances on one PostgreSQL database, behind a round-robin load
 // balancer that is the project's baseURL, so every call of a test alternates between them.
@@ -44,9 +44,8 @@ export default defineConfig({
 
 /** A target's shared server on `port`; `dbPath` defaults to a fresh file of the target's own. */
 function sandbox(target: Target, port: number, dbPath = freshDatabasePath(`shared-${target}`)) {
-  const { command, args } = serverCommand(target, ROOT)
   return {
-    command: [command, ...args].join(' '),
+    command: serverCommand(target).join(' '),
     url: `http://127.0.0.1:${port}/healthz`,
     reuseExistingServer: false,
     timeout: 30_000,

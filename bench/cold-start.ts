@@ -7,44 +7,23 @@
  *
  * `coldStart` is exported for bench/scale.ts (part of `bun bench/run.ts`).
  */
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { RUNTIMES, runtimeCommand } from '../test/http/support/targets'
-import { sleep } from '../test/support/wait'
+import { join } from 'node:path'
+import { ROOT, RUNTIMES, isBuilt, launch, runtimeCommand } from './launch'
 
-const ROOT = resolve(import.meta.dir, '..')
-const bin = (name: string) => join(ROOT, 'node_modules/.bin', name)
-
-/** The deploy targets, started as the HTTP suite starts them (`bun` and `deno` from node_modules/.bin). */
+/** The deploy targets, started as the HTTP suite starts them (bench/launch.ts). */
 const TARGETS = ([
   ['binary', 'binary (bun build --compile)'], ['bun', 'bun run (source)'], ['deno', 'deno (single file)'], ['node', 'node (bundle)'],
-] as const).map(([runtime, name]) => {
-  const { command, args } = runtimeCommand(runtime, ROOT)
-  return { name, artefact: RUNTIMES[runtime].artefact, command: [['bun', 'deno'].includes(command) ? bin(command) : command, ...args] }
-})
+] as const).map(([runtime, name]) => ({ name, runtime, artefact: RUNTIMES[runtime].artefact, command: runtimeCommand(runtime) }))
 
+/** Milliseconds from spawning `command` to its first answered `GET /healthz` (asked every millisecond). */
 export async function coldStart(command: string[], port: number, dir: string): Promise<number> {
   const started = performance.now()
-  const child = spawn(command[0]!, command.slice(1), {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_DB_PATH: join(dir, `cold-${port}.db`) },
-    stdio: 'ignore',
-  })
-  try {
-    for (;;) {
-      if (performance.now() - started > 15_000) throw new Error(`${command.join(' ')} did not answer in 15 s`)
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return performance.now() - started
-      } catch {
-        await sleep(1)
-      }
-    }
-  } finally {
-    child.kill('SIGTERM')
-    await new Promise((done) => child.once('exit', done))
-  }
+  const server = await launch({ command, port, env: { SANDBOX_DB_PATH: join(dir, `cold-${port}.db`) }, pollMs: 1, logFile: '/dev/null' })
+  const ms = performance.now() - started
+  await server.stop('SIGTERM')
+  return ms
 }
 
 if (import.meta.main) {
@@ -54,7 +33,7 @@ if (import.meta.main) {
   const rows: string[] = []
   let port = 3900
   for (const target of TARGETS) {
-    if (target.artefact && !existsSync(join(ROOT, target.artefact))) {
+    if (!isBuilt(target.runtime)) {
       rows.push(`| ${target.name} | not built (npm run build) | | | |`)
       continue
     }

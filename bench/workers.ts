@@ -47,12 +47,12 @@ export async function multiProcess(bench: Bench, sandbox: string[]): Promise<Wor
     const pids = [server.pid, ...childPids(server.pid)]
     const socketsBefore = pids.map(socketCount)
     const headers = { 'content-type': 'application/json', 'x-forwarded-for': '10.250.250.250' }
-    const opened = await fetch(`${server.url}api/sandbox/session`, { method: 'POST', headers })
+    const opened = await fetch(`${server.url}/api/sandbox/session`, { method: 'POST', headers })
     await opened.arrayBuffer()
     const cookie = opened.headers.get('set-cookie')!.split(';')[0]!
     const body = JSON.stringify({ trip: { origin_country: 'IN', destination_country: 'FR', start_date: DATES.start, end_date: DATES.end }, travellers: [{ age: 34 }] })
     const statuses = await Promise.all(Array.from({ length: concurrent }, async () => {
-      const response = await fetch(`${server.url}api/sandbox/plans/search`, { method: 'POST', headers: { ...headers, cookie }, body })
+      const response = await fetch(`${server.url}/api/sandbox/plans/search`, { method: 'POST', headers: { ...headers, cookie }, body })
       await response.arrayBuffer()
       return response.status
     }))

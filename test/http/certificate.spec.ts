@@ -4,7 +4,7 @@
  */
 import type { APIResponse } from '@playwright/test'
 import { extractText, getDocumentProxy } from 'unpdf'
-import { API, addDays, ages, expect, fails, issuePolicy, ok, rateLimitHeader, test, tripFrom } from './support/api'
+import { addDays, ages, API, expect, expectError, expectOk, issuePolicy, rateLimitHeader, test, tripFrom } from './support/client'
 
 const MARK = 'SPECIMEN — SANDBOX — NOT INSURANCE'
 
@@ -31,7 +31,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
   test('answers the specimen PDF: the mark, refs, plan, trip, ages, synthetic identity, indicative premium and the history', async ({ request }) => {
     const trip = tripFrom(20, 9, 'IN', 'FR')
     const { policy, plan } = await issuePolicy(request, { trip, travellers: ages(34, 8), partner_reference: 'BK-CERT-7' })
-    const endorsed = (await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) } }))).data
+    const endorsed = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) } }))).data
     const response = await request.post(API.certificate(policy.policy_ref))
     const pages = await pagesOf(await pdfOf(response))
     expect(response.headers()['content-disposition']).toBe(`attachment; filename="policy_certificate_${policy.policy_ref}.pdf"`)
@@ -59,7 +59,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
     expect(again.equals(first)).toBe(true)
     expect((await pagesOf(first))[0]).toContain('No endorsements.')
 
-    await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-NEW' } }))
+    await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-NEW' } }))
     const corrected = await pdfOf(await request.post(API.certificate(policy.policy_ref)))
     expect(corrected.equals(first)).toBe(false)
     expect((await pagesOf(corrected))[0]).toContain('partner_reference: none to BK-NEW')
@@ -68,21 +68,21 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
 
   test('errors are the JSON envelope: policy_not_found for another session or an unknown ref, validation_failed for a field', async ({ request, newClient }) => {
     const { policy } = await issuePolicy(request)
-    const foreign = await fails(await (await newClient()).post(API.certificate(policy.policy_ref)), 404, 'policy_not_found')
-    const unknown = await fails(await request.post(API.certificate('pol_sbx_00000000000000000000')), 404, 'policy_not_found')
+    const foreign = await expectError(await (await newClient()).post(API.certificate(policy.policy_ref)), 404, 'policy_not_found')
+    const unknown = await expectError(await request.post(API.certificate('pol_sbx_00000000000000000000')), 404, 'policy_not_found')
     expect(foreign).toEqual(unknown)
-    await fails(await request.post(API.certificate(policy.policy_ref), { data: { format: 'pdf' } }), 422, 'validation_failed')
+    await expectError(await request.post(API.certificate(policy.policy_ref), { data: { format: 'pdf' } }), 422, 'validation_failed')
     // Only the policy_certificate document exists.
-    await fails(await request.post(`/api/sandbox/policy/${policy.policy_ref}/documents/invoice`), 404, 'not_found')
+    await expectError(await request.post(`/api/sandbox/policy/${policy.policy_ref}/documents/invoice`), 404, 'not_found')
   })
 
   test('a cancelled policy: every page stamped CANCELLED, with the cancellation and its refund; the history stays', async ({ request }) => {
     const trip = tripFrom(15, 6, 'IN', 'AE')
     const { policy } = await issuePolicy(request, { trip, travellers: ages(44) })
-    await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-CXL' } }))
+    await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-CXL' } }))
     const before = (await pagesOf(await pdfOf(await request.post(API.certificate(policy.policy_ref))))).join(' ')
     expect(before).not.toContain('CANCELLED')
-    const cancelled = (await ok(await request.post(API.cancel(policy.policy_ref)))).data
+    const cancelled = (await expectOk(await request.post(API.cancel(policy.policy_ref)))).data
     const pages = await pagesOf(await pdfOf(await request.post(API.certificate(policy.policy_ref))))
     for (const page of pages) expect(page).toContain('CANCELLED')
     const text = pages.join(' ')

@@ -4,9 +4,8 @@
  * Secure` so that a tool on another site gets it back. A real browser on another site drives it.
  */
 import { createServer } from 'node:http'
-import chromium from '@sparticuz/chromium'
-import { chromium as browsers } from 'playwright-core'
-import { API, expect, fails, ok, searchBody, sessionCookie, test } from './support/api'
+import { openBrowser } from './support/browser'
+import { API, expect, expectError, expectOk, searchBody, sessionCookie, test } from './support/client'
 import { testPort } from './support/server'
 
 const TOOL = 'http://tool.test:5173'
@@ -17,16 +16,16 @@ const preflight = (origin: string) => ({
 
 test('off by default: no CORS headers, and a preflight is the 405 it always was', async ({ request }) => {
   const answer = await request.post(API.session, { headers: { origin: TOOL } })
-  await ok(answer)
+  await expectOk(answer)
   expect(answer.headers()['access-control-allow-origin']).toBeUndefined()
   expect(sessionCookie(answer)).toContain('SameSite=Strict')
   const refused = await request.fetch(API.search, preflight(TOOL))
-  await fails(refused, 405, 'method_not_allowed')
+  await expectError(refused, 405, 'method_not_allowed')
   expect(refused.headers()['access-control-allow-origin']).toBeUndefined()
 })
 
-test('listed origins get the preflight and credentialed answers, errors included; others get nothing', async ({ launch, newClient }) => {
-  const server = await launch('cors', { SANDBOX_CORS_ORIGINS: `https://other.example,${TOOL}` })
+test('listed origins get the preflight and credentialed answers, errors included; others get nothing', async ({ privateServer, newClient }) => {
+  const server = await privateServer('cors', { SANDBOX_CORS_ORIGINS: `https://other.example,${TOOL}` })
   const client = await newClient({ baseURL: server.url })
 
   const allowed = await client.fetch(API.search, preflight(TOOL))
@@ -42,7 +41,7 @@ test('listed origins get the preflight and credentialed answers, errors included
   expect(stranger.headers()['access-control-allow-origin']).toBeUndefined()
 
   const opened = await client.post(API.session, { headers: { origin: TOOL } })
-  const body = await ok(opened)
+  const body = await expectOk(opened)
   // A preflight counts against nothing.
   expect(body.meta.rate_limit.remaining).toBe(29)
   expect(opened.headers()['access-control-allow-origin']).toBe(TOOL)
@@ -51,7 +50,7 @@ test('listed origins get the preflight and credentialed answers, errors included
   expect(sessionCookie(opened)).toMatch(/SameSite=None/i)
   expect(sessionCookie(opened)).toMatch(/; Secure/i)
   const refused = await client.post(API.search, { headers: { origin: TOOL }, data: { trip: 'x' } })
-  await fails(refused, 422, 'validation_failed')
+  await expectError(refused, 422, 'validation_failed')
   expect(refused.headers()['access-control-allow-origin']).toBe(TOOL)
 })
 
@@ -59,19 +58,16 @@ test.describe('in a browser', () => {
   // The suite's per-test network header would go out from the page too, and no browser sends it.
   test.use({ extraHTTPHeaders: {} })
 
-  test('a real browser on another site opens a session and searches in it, with the cookie', async ({ launch }) => {
+  test('a real browser on another site opens a session and searches in it, with the cookie', async ({ privateServer }) => {
     test.skip(test.info().project.name !== 'bun', 'one browser run is enough: the headers are the same on every target (above)')
     test.setTimeout(90_000)
     // The tool's page on one site (127.0.0.1), the sandbox on another (localhost): a cross-site call.
     const pagePort = await testPort()
     const tool = `http://127.0.0.1:${pagePort}`
-    const server = await launch('cors-browser', { SANDBOX_CORS_ORIGINS: tool })
+    const server = await privateServer('cors-browser', { SANDBOX_CORS_ORIGINS: tool })
     const sandbox = server.url.replace('127.0.0.1', 'localhost')
     const page = createServer((_, response) => response.end('<!doctype html><title>tool</title>')).listen(pagePort, '127.0.0.1')
-    const browser = await browsers.launch({
-      executablePath: await chromium.executablePath(),
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    })
+    const browser = await openBrowser()
     try {
       const tab = await browser.newPage()
       await tab.goto(tool)

@@ -14,12 +14,8 @@
  * On `pg` the restarts are on the same PostgreSQL database.
  */
 import { randomBytes, randomInt } from 'node:crypto'
-import { test, expect, testNetwork } from './support/fixtures'
-import { startServer, type RunningServer } from './support/server'
-import {
-  PATH, call, expectOk, readDatabase, removeDatabase, scratchDatabase, sleep, tripFrom, type Reply,
-} from './support/hardening'
-import { countRows, engine, queryStore } from './support/store'
+import { API, call, expect, expectOk, openSession, type Reply, sleep, test, tripFrom } from './support/client'
+import { countRows, engine, queryStore, readDatabase } from './support/store'
 
 const KILLS = 20
 const LANES = 4
@@ -35,140 +31,129 @@ interface Operation {
 }
 
 test.describe('crash safety', () => {
-  test(`acknowledged policies and endorsements survive ${KILLS} SIGKILLs at random moments`, async () => {
+  test(`acknowledged policies and endorsements survive ${KILLS} SIGKILLs at random moments`, async ({ privateServer }) => {
     test.setTimeout(120_000)
-    const dbPath = scratchDatabase('crash')
-    const env = { SANDBOX_DB_PATH: dbPath, SANDBOX_RATE_LIMIT: '1000000' }
-    const network = testNetwork()
-    let server: RunningServer = await startServer(env)
+    const env = { SANDBOX_RATE_LIMIT: '1000000' }
+    let server = await privateServer('crash', env)
+    const { dbPath } = server
     const started = Date.now()
-    try {
-      const session = await call(server.url, PATH.session, { network })
-      expectOk(session)
-      const cookie = session.token!
-      const trip = tripFrom(20, 10)
-      const travellers = [{ age: 44 }]
-      const plans = expectOk(await call(server.url, PATH.search, { body: { trip, travellers }, cookie, network })).plans
-      const issueBody = { plan_id: plans[0].plan_id, trip, travellers }
+    const { network, cookie, body, plans } = await openSession(server.url, server.url, { trip: tripFrom(20, 10), travellers: [{ age: 44 }] })
+    const issueBody = { plan_id: plans[0].plan_id, ...body }
 
-      /** Acknowledged state: policy_ref → (idempotency key → endorsement sequence). */
-      const policies = new Map<string, Map<string, number>>()
-      const issuedBy = new Map<string, string>()
-      let inDoubt: Operation[] = []
-      const unexpected: string[] = []
-      let counter = 0
-      let lostAnswers = 0
+    /** Acknowledged state: policy_ref → (idempotency key → endorsement sequence). */
+    const policies = new Map<string, Map<string, number>>()
+    const issuedBy = new Map<string, string>()
+    let inDoubt: Operation[] = []
+    const unexpected: string[] = []
+    let counter = 0
+    let lostAnswers = 0
 
-      const send = (base: string, op: Operation): Promise<Reply> =>
-        call(base, op.path, { body: op.body, cookie, network, headers: { 'idempotency-key': op.key }, timeoutMs: 10_000 })
+    const send = (base: string, op: Operation): Promise<Reply> =>
+      call(base, op.path, { body: op.body, cookie, network, headers: { 'idempotency-key': op.key }, timeoutMs: 10_000 })
 
-      /** Records a 200; anything else that is an HTTP answer is a failure of the test. */
-      const acknowledge = (op: Operation, reply: Reply) => {
-        if (reply.status !== 200) {
-          unexpected.push(`${op.kind} ${op.key}: HTTP ${reply.status} ${reply.text.slice(0, 200)}`)
-          return
-        }
-        const data = reply.json.data
-        if (op.kind === 'issue') {
-          const known = issuedBy.get(op.key)
-          if (known !== undefined && known !== data.policy_ref) unexpected.push(`key ${op.key} answered two policies`)
-          issuedBy.set(op.key, data.policy_ref)
-          if (!policies.has(data.policy_ref)) policies.set(data.policy_ref, new Map())
-        } else {
-          if (data.policy_ref !== op.policyRef) unexpected.push(`modify of ${op.policyRef} answered ${data.policy_ref}`)
-          policies.get(op.policyRef!)!.set(op.key, data.endorsement.sequence)
-        }
+    /** Records a 200; anything else that is an HTTP answer is a failure of the test. */
+    const acknowledge = (op: Operation, reply: Reply) => {
+      if (reply.status !== 200) {
+        unexpected.push(`${op.kind} ${op.key}: HTTP ${reply.status} ${reply.text.slice(0, 200)}`)
+        return
       }
-
-      const nextOperation = (): Operation => {
-        counter += 1
-        const key = `crash-${counter}-${randomBytes(4).toString('hex')}`
-        const refs = [...policies.keys()]
-        if (refs.length < 3 || (refs.length < MAX_POLICIES && Math.random() < 0.15)) {
-          return { kind: 'issue', key, path: PATH.issue, body: issueBody }
-        }
-        const policyRef = refs[randomInt(refs.length)]!
-        return { kind: 'modify', key, path: PATH.modify(policyRef), policyRef, body: { scenario: 'correct_partner_reference', partner_reference: `R-${counter}` } }
+      const data = reply.json.data
+      if (op.kind === 'issue') {
+        const known = issuedBy.get(op.key)
+        if (known !== undefined && known !== data.policy_ref) unexpected.push(`key ${op.key} answered two policies`)
+        issuedBy.set(op.key, data.policy_ref)
+        if (!policies.has(data.policy_ref)) policies.set(data.policy_ref, new Map())
+      } else {
+        if (data.policy_ref !== op.policyRef) unexpected.push(`modify of ${op.policyRef} answered ${data.policy_ref}`)
+        policies.get(op.policyRef!)!.set(op.key, data.endorsement.sequence)
       }
+    }
 
-      /** Sends again, with the same key and body, every request whose answer was lost. */
-      const settleInDoubt = async (base: string) => {
-        const pending = inDoubt
-        inDoubt = []
-        for (const op of pending) acknowledge(op, await send(base, op))
+    const nextOperation = (): Operation => {
+      counter += 1
+      const key = `crash-${counter}-${randomBytes(4).toString('hex')}`
+      const refs = [...policies.keys()]
+      if (refs.length < 3 || (refs.length < MAX_POLICIES && Math.random() < 0.15)) {
+        return { kind: 'issue', key, path: API.issue, body: issueBody }
       }
+      const policyRef = refs[randomInt(refs.length)]!
+      return { kind: 'modify', key, path: API.modify(policyRef), policyRef, body: { scenario: 'correct_partner_reference', partner_reference: `R-${counter}` } }
+    }
 
-      for (let kill = 1; kill <= KILLS; kill++) {
-        await settleInDoubt(server.url)
-        let running = true
-        const base = server.url
-        const lane = async () => {
-          while (running) {
-            const op = nextOperation()
-            try {
-              acknowledge(op, await send(base, op))
-            } catch {
-              inDoubt.push(op) // no HTTP answer: the kill came first
-              lostAnswers += 1
-            }
+    /** Sends again, with the same key and body, every request whose answer was lost. */
+    const settleInDoubt = async (base: string) => {
+      const pending = inDoubt
+      inDoubt = []
+      for (const op of pending) acknowledge(op, await send(base, op))
+    }
+
+    for (let kill = 1; kill <= KILLS; kill++) {
+      await settleInDoubt(server.url)
+      let running = true
+      const base = server.url
+      const lane = async () => {
+        while (running) {
+          const op = nextOperation()
+          try {
+            acknowledge(op, await send(base, op))
+          } catch {
+            inDoubt.push(op) // no HTTP answer: the kill came first
+            lostAnswers += 1
           }
         }
-        const lanes = Array.from({ length: LANES }, lane)
-        // A random moment: sometimes right away, mostly while requests are flowing.
-        await sleep(kill % 5 === 0 ? randomInt(0, 15) : randomInt(20, 300))
-        running = false // lanes send nothing new; what is in flight dies with the process
-        expect(await server.stop('SIGKILL')).toBeNull() // killed by the signal: no exit code
-        await Promise.all(lanes)
-
-        if (kill === KILLS && engine() === 'sqlite') {
-          // After the last kill, before anything opens the file again.
-          const integrity = readDatabase(dbPath, (db) => db.pragma('integrity_check', { simple: true }))
-          expect(integrity).toBe('ok')
-        }
-        server = await startServer(env)
       }
-      await settleInDoubt(server.url)
-      expect(unexpected).toEqual([])
+      const lanes = Array.from({ length: LANES }, lane)
+      // A random moment: sometimes right away, mostly while requests are flowing.
+      await sleep(kill % 5 === 0 ? randomInt(0, 15) : randomInt(20, 300))
+      running = false // lanes send nothing new; what is in flight dies with the process
+      expect(await server.stop('SIGKILL')).toBeNull() // killed by the signal: no exit code
+      await Promise.all(lanes)
 
-      // Every policy's acknowledged endorsements are exactly 1..n.
-      for (const [ref, endorsements] of policies) {
-        const sequences = [...endorsements.values()].sort((a, b) => a - b)
-        expect(sequences, `endorsement sequences of ${ref}`).toEqual(sequences.map((_, index) => index + 1))
+      if (kill === KILLS && engine() === 'sqlite') {
+        // After the last kill, before anything opens the file again.
+        const integrity = readDatabase(dbPath, (db) => db.pragma('integrity_check', { simple: true }))
+        expect(integrity).toBe('ok')
       }
-
-      // A later modify on each acknowledged policy works and continues from the acknowledged count.
-      for (const [ref, endorsements] of policies) {
-        const reply = await call(server.url, PATH.modify(ref), {
-          body: { scenario: 'correct_partner_reference', partner_reference: `FINAL-${ref.slice(-6)}` }, cookie, network,
-        })
-        const data = expectOk(reply)
-        expect(data.endorsement.sequence, `next sequence of ${ref}`).toBe(endorsements.size + 1)
-      }
-
-      expect(await server.stop('SIGTERM')).toBe(0)
-      // The database holds exactly what was acknowledged (plus the final endorsements), and a
-      // SQLite file is sound.
-      if (engine() === 'sqlite') readDatabase(dbPath, (db) => expect(db.pragma('integrity_check', { simple: true })).toBe('ok'))
-      const rows = await queryStore<{ ref: string; endorsements: number; last: number }>(dbPath,
-        `SELECT p.ref AS ref, COUNT(e.sequence) AS endorsements, COALESCE(MAX(e.sequence), 0) AS last
-           FROM policies p LEFT JOIN endorsements e ON e.policy_id = p.id GROUP BY p.id`)
-      expect(rows.map((row) => row.ref).sort()).toEqual([...policies.keys()].sort())
-      for (const row of rows) {
-        const acknowledged = policies.get(row.ref)!.size + 1
-        expect({ ref: row.ref, endorsements: row.endorsements, last: row.last }).toEqual({ ref: row.ref, endorsements: acknowledged, last: acknowledged })
-      }
-      const acknowledgedKeys = issuedBy.size + [...policies.values()].reduce((sum, map) => sum + map.size, 0)
-      expect(await countRows(dbPath, 'idempotency')).toBe(acknowledgedKeys)
-
-      const endorsementCount = [...policies.values()].reduce((sum, map) => sum + map.size, 0)
-      console.log(`[${process.env.SANDBOX_TARGET}] crash: ${KILLS} SIGKILLs in ${Date.now() - started} ms, ${policies.size} policies, ${endorsementCount} endorsements acknowledged, ${counter} requests, ${lostAnswers} answers lost to a kill and retried`)
-      test.info().annotations.push({
-        type: 'crash',
-        description: `${KILLS} SIGKILLs survived in ${Date.now() - started} ms: ${policies.size} policies, ${endorsementCount} endorsements acknowledged, ${counter} requests sent, ${lostAnswers} answers lost to a kill and retried`,
-      })
-    } finally {
-      if (server.process.exitCode === null && server.process.signalCode === null) await server.stop('SIGKILL')
-      removeDatabase(dbPath)
+      server = await privateServer('crash', env, { dbPath })
     }
+    await settleInDoubt(server.url)
+    expect(unexpected).toEqual([])
+
+    // Every policy's acknowledged endorsements are exactly 1..n.
+    for (const [ref, endorsements] of policies) {
+      const sequences = [...endorsements.values()].sort((a, b) => a - b)
+      expect(sequences, `endorsement sequences of ${ref}`).toEqual(sequences.map((_, index) => index + 1))
+    }
+
+    // A later modify on each acknowledged policy works and continues from the acknowledged count.
+    for (const [ref, endorsements] of policies) {
+      const reply = await call(server.url, API.modify(ref), {
+        body: { scenario: 'correct_partner_reference', partner_reference: `FINAL-${ref.slice(-6)}` }, cookie, network,
+      })
+      const data = (await expectOk(reply)).data
+      expect(data.endorsement.sequence, `next sequence of ${ref}`).toBe(endorsements.size + 1)
+    }
+
+    expect(await server.stop('SIGTERM')).toBe(0)
+    // The database holds exactly what was acknowledged (plus the final endorsements), and a
+    // SQLite file is sound.
+    if (engine() === 'sqlite') readDatabase(dbPath, (db) => expect(db.pragma('integrity_check', { simple: true })).toBe('ok'))
+    const rows = await queryStore<{ ref: string; endorsements: number; last: number }>(dbPath,
+      `SELECT p.ref AS ref, COUNT(e.sequence) AS endorsements, COALESCE(MAX(e.sequence), 0) AS last
+         FROM policies p LEFT JOIN endorsements e ON e.policy_id = p.id GROUP BY p.id`)
+    expect(rows.map((row) => row.ref).sort()).toEqual([...policies.keys()].sort())
+    for (const row of rows) {
+      const acknowledged = policies.get(row.ref)!.size + 1
+      expect({ ref: row.ref, endorsements: row.endorsements, last: row.last }).toEqual({ ref: row.ref, endorsements: acknowledged, last: acknowledged })
+    }
+    const acknowledgedKeys = issuedBy.size + [...policies.values()].reduce((sum, map) => sum + map.size, 0)
+    expect(await countRows(dbPath, 'idempotency')).toBe(acknowledgedKeys)
+
+    const endorsementCount = [...policies.values()].reduce((sum, map) => sum + map.size, 0)
+    console.log(`[${process.env.SANDBOX_TARGET}] crash: ${KILLS} SIGKILLs in ${Date.now() - started} ms, ${policies.size} policies, ${endorsementCount} endorsements acknowledged, ${counter} requests, ${lostAnswers} answers lost to a kill and retried`)
+    test.info().annotations.push({
+      type: 'crash',
+      description: `${KILLS} SIGKILLs survived in ${Date.now() - started} ms: ${policies.size} policies, ${endorsementCount} endorsements acknowledged, ${counter} requests sent, ${lostAnswers} answers lost to a kill and retried`,
+    })
   })
 })

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { verifyWebhook } from '../../src/modules/events/signature'
-import { API, TooSlow, addDays, ages, before, expect, fails, issuePolicy, ok, searchBody, searchPlans, test, tripFrom } from './support/api'
+import { addDays, ages, API, before, expect, expectError, expectOk, issuePolicy, searchBody, searchPlans, test, TooSlow, tripFrom } from './support/client'
 import { startReceiver, type Receiver } from './support/receiver'
 
 const EVENTS = '/api/sandbox/events'
@@ -16,14 +16,14 @@ const resendPath = (id: string) => `/api/sandbox/events/${id}/resend`
 type Client = Parameters<typeof searchPlans>[0]
 
 async function register(client: Client, url: string): Promise<string> {
-  const answer = (await ok(await client.post(WEBHOOK, { data: { url } }))).data
+  const answer = (await expectOk(await client.post(WEBHOOK, { data: { url } }))).data
   expect(answer.url).toBe(url)
   expect(answer.secret).toMatch(/^whsec_[0-9a-f]{48}$/)
   return answer.secret
 }
 
 async function listed(client: Client, body: object = {}) {
-  return (await ok(await client.post(EVENTS, { data: body }))).data
+  return (await expectOk(await client.post(EVENTS, { data: body }))).data
 }
 
 /** Waits until the receiver holds `count` deliveries. */
@@ -46,9 +46,9 @@ test.describe('events and webhooks', () => {
     const hooks = await receiver()
     const secret = await register(request, hooks.url)
     const { policy, trip } = await issuePolicy(request, { trip: tripFrom(9, 6), travellers: ages(38) })
-    await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) } }))
-    await ok(await request.post(API.cancel(policy.policy_ref)))
-    const test = (await ok(await request.post(`${WEBHOOK}/test`))).data
+    await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) } }))
+    await expectOk(await request.post(API.cancel(policy.policy_ref)))
+    const test = (await expectOk(await request.post(`${WEBHOOK}/test`))).data
     expect(test.type).toBe('webhook.test')
 
     await receivedAll(hooks, 5)
@@ -61,7 +61,7 @@ test.describe('events and webhooks', () => {
       expect(delivery.headers['content-type']).toBe('application/json')
       expect(delivery.headers['sandbox-event-id']).toBe(JSON.parse(delivery.body).id)
     }
-    const read = (await ok(await request.post(API.read(policy.policy_ref)))).data
+    const read = (await expectOk(await request.post(API.read(policy.policy_ref)))).data
     expect(byType.get('policy.cancelled')!.data).toEqual(read)
     expect(byType.get('policy.issued')!.data).toMatchObject({ policy_ref: policy.policy_ref, status: 'issued', endorsements: [] })
     expect(byType.get('policy.endorsed')!.data.endorsements).toHaveLength(1)
@@ -85,7 +85,7 @@ test.describe('events and webhooks', () => {
     const hooks = await receiver()
     hooks.failNext(500, 503)
     await register(request, hooks.url)
-    const test = (await ok(await request.post(`${WEBHOOK}/test`))).data
+    const test = (await expectOk(await request.post(`${WEBHOOK}/test`))).data
     await receivedAll(hooks, 3)
     expect(hooks.received.map((delivery) => delivery.status)).toEqual([500, 503, 200])
     expect(new Set(hooks.events().map((event) => event.id))).toEqual(new Set([test.id]))
@@ -101,17 +101,17 @@ test.describe('events and webhooks', () => {
     const { policy } = await issuePolicy(request)
     const { events } = await listed(request)
     expect(events.map((event: any) => [event.type, event.delivery])).toEqual([['policy.issued', null], ['document.ready', null]])
-    await fails(await request.post(resendPath(events[0].id)), 409, 'webhook_not_registered')
-    await fails(await request.post(`${WEBHOOK}/test`), 409, 'webhook_not_registered')
+    await expectError(await request.post(resendPath(events[0].id)), 409, 'webhook_not_registered')
+    await expectError(await request.post(`${WEBHOOK}/test`), 409, 'webhook_not_registered')
     const hooks = await receiver()
     await register(request, hooks.url)
-    await ok(await request.post(resendPath(events[0].id)))
+    await expectOk(await request.post(resendPath(events[0].id)))
     await receivedAll(hooks, 1)
     const [pushed] = hooks.events()
     expect(pushed).toEqual({ id: events[0].id, type: 'policy.issued', created_at: events[0].created_at, session_ref: events[0].session_ref, data: events[0].data })
     expect(pushed!.data.policy_ref).toBe(policy.policy_ref)
-    await fails(await request.post(resendPath('evt_00000000000000000000')), 404, 'event_not_found')
-    await fails(await request.post(resendPath('not-an-event')), 404, 'event_not_found')
+    await expectError(await request.post(resendPath('evt_00000000000000000000')), 404, 'event_not_found')
+    await expectError(await request.post(resendPath('not-an-event')), 404, 'event_not_found')
   })
 
   test('a pending certificate\'s document.ready is listed and delivered only once it is ready', async ({ request }) => {
@@ -119,9 +119,9 @@ test.describe('events and webhooks', () => {
     await register(request, hooks.url)
     const trip = tripFrom(5, 6)
     const { plans } = await searchPlans(request, searchBody(trip, ages(33)))
-    const policy = (await ok(await request.post(API.issue, { data: { plan_id: plans[0].plan_id, trip, travellers: ages(33) }, headers: { 'sandbox-outcome': 'document_pending' } }))).data
+    const policy = (await expectOk(await request.post(API.issue, { data: { plan_id: plans[0].plan_id, trip, travellers: ages(33) }, headers: { 'sandbox-outcome': 'document_pending' } }))).data
     const readyAt = Date.parse(policy.documents[0].ready_at)
-    await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-EARLY' } }))
+    await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-EARLY' } }))
     // Until the certificate is ready, its event holds back the ones after it: a cursor never passes it.
     const early = await before(readyAt, () => listed(request)).catch((error) => {
       if (error instanceof TooSlow) return null
@@ -152,9 +152,9 @@ test.describe('events and webhooks', () => {
     expect(rest.has_more).toBe(false)
     expect(rest.next_cursor).toBe(rest.events[0].id)
     expect((await listed(request, { after: rest.next_cursor })).events).toEqual([])
-    const error = await fails(await request.post(EVENTS, { data: { after: 'evt_00000000000000000000' } }), 422, 'validation_failed')
+    const error = await expectError(await request.post(EVENTS, { data: { after: 'evt_00000000000000000000' } }), 422, 'validation_failed')
     expect(error.details).toEqual([{ field: 'after', issue: 'must be the id of an event of this session' }])
-    await fails(await request.post(EVENTS, { data: { limit: 0 } }), 422, 'validation_failed')
+    await expectError(await request.post(EVENTS, { data: { limit: 0 } }), 422, 'validation_failed')
   })
 
   test('events are the session\'s own: another session lists none of them and cannot resend them', async ({ request, newClient }) => {
@@ -162,7 +162,7 @@ test.describe('events and webhooks', () => {
     const { events } = await listed(request)
     const other = await newClient()
     expect((await listed(other)).events).toEqual([])
-    await fails(await other.post(resendPath(events[0].id)), 404, 'event_not_found')
+    await expectError(await other.post(resendPath(events[0].id)), 404, 'event_not_found')
   })
 
   test('removing the endpoint ({"url": null}) drops what is pending; registering again gives a new secret', async ({ request }) => {
@@ -170,24 +170,24 @@ test.describe('events and webhooks', () => {
     const second = await register(request, `http://127.0.0.1:9/${randomUUID()}`)
     expect(second).not.toBe(first)
     await issuePolicy(request)
-    expect((await ok(await request.post(WEBHOOK, { data: { url: null } }))).data).toEqual({ url: null, event_types: expect.any(Array) })
+    expect((await expectOk(await request.post(WEBHOOK, { data: { url: null } }))).data).toEqual({ url: null, event_types: expect.any(Array) })
     await expect.poll(async () => (await listed(request)).events.map((event: any) => event.delivery.state), { timeout: 10_000 })
       .toEqual(['failed', 'failed'])
   })
 
   test('a URL that is not http(s) is validation_failed; one with credentials is refused as personal data; neither is repeated', async ({ request }) => {
     for (const url of ['ftp://127.0.0.1/hooks', 'not a url']) {
-      const error = await fails(await request.post(WEBHOOK, { data: { url } }), 422, 'validation_failed')
+      const error = await expectError(await request.post(WEBHOOK, { data: { url } }), 422, 'validation_failed')
       expect(error.details).toEqual([{ field: 'url', issue: 'must be an http or https URL' }])
     }
-    const error = await fails(await request.post(WEBHOOK, { data: { url: 'http://ann:secret@127.0.0.1/hooks' } }), 422, 'pii_not_allowed')
+    const error = await expectError(await request.post(WEBHOOK, { data: { url: 'http://ann:secret@127.0.0.1/hooks' } }), 422, 'pii_not_allowed')
     expect(JSON.stringify(error)).not.toContain('secret')
   })
 })
 
 test.describe('webhooks on a hosted server (SANDBOX_WEBHOOK_TARGETS=public)', () => {
-  test('loopback, private, link-local and reserved targets are refused, including a host name that resolves to one; so are other ports', async ({ launch, playwright }) => {
-    const server = await launch('webhooks-public', { SANDBOX_WEBHOOK_TARGETS: 'public' })
+  test('loopback, private, link-local and reserved targets are refused, including a host name that resolves to one; so are other ports', async ({ privateServer, playwright }) => {
+    const server = await privateServer('webhooks-public', { SANDBOX_WEBHOOK_TARGETS: 'public' })
     const client = await playwright.request.newContext({ baseURL: server.url })
     try {
       for (const url of [
@@ -195,11 +195,11 @@ test.describe('webhooks on a hosted server (SANDBOX_WEBHOOK_TARGETS=public)', ()
         'http://169.254.169.254/latest/meta-data', 'http://[::1]/hooks', 'http://[fe80::1]/hooks', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/',
         'http://0.0.0.0/', 'http://100.64.0.1/', 'http://93.184.215.14:8080/hooks', 'https://93.184.215.14:22/',
       ]) {
-        const error = await fails(await client.post(WEBHOOK, { data: { url } }), 422, 'validation_failed')
+        const error = await expectError(await client.post(WEBHOOK, { data: { url } }), 422, 'validation_failed')
         expect(error.details![0]!.field, url).toBe('url')
       }
       // Nothing was registered.
-      await fails(await client.post(`${WEBHOOK}/test`), 409, 'webhook_not_registered')
+      await expectError(await client.post(`${WEBHOOK}/test`), 409, 'webhook_not_registered')
     } finally {
       await client.dispose()
     }
@@ -207,9 +207,9 @@ test.describe('webhooks on a hosted server (SANDBOX_WEBHOOK_TARGETS=public)', ()
 })
 
 test.describe('deliveries survive a crash', () => {
-  test('a server SIGKILLed with deliveries pending delivers them after its restart', async ({ launch, playwright }) => {
+  test('a server SIGKILLed with deliveries pending delivers them after its restart', async ({ privateServer, playwright }) => {
     test.setTimeout(90_000)
-    const first = await launch('webhooks-crash')
+    const first = await privateServer('webhooks-crash')
     const client = await playwright.request.newContext({ baseURL: first.url })
     try {
       // The receiver is not up yet: the first attempts fail, the deliveries stay pending.
@@ -222,7 +222,7 @@ test.describe('deliveries survive a crash', () => {
       await first.stop('SIGKILL')
 
       const back = await receiver(port)
-      const second = await launch('webhooks-crash', {}, first.dbPath)
+      const second = await privateServer('webhooks-crash', {}, { dbPath: first.dbPath })
       await receivedAll(back, 2, 45_000)
       expect(back.events().map((event) => event.type).sort()).toEqual(['document.ready', 'policy.issued'])
       expect(back.events().every((event) => event.data.policy_ref === policy.policy_ref)).toBe(true)

@@ -2,14 +2,14 @@
  * What a newcomer meets first: `GET /` and `GET /api/sandbox` point to the docs page and the
  * OpenAPI document, and the start-up line names a URL a person can open.
  */
-import { API, expect, fails, ok, test } from './support/api'
+import { API, expect, expectError, expectOk, test } from './support/client'
 
 const DOCS = '/api/sandbox/docs'
 const SPEC = '/api/sandbox/openapi.json'
 
 for (const path of ['/', '/api/sandbox']) {
   test(`GET ${path} points to the docs page and the OpenAPI document, and counts against nothing`, async ({ request }) => {
-    const first = await ok(await request.post(API.session))
+    const first = await expectOk(await request.post(API.session))
 
     const answer = await request.get(path)
     expect(answer.status()).toBe(200)
@@ -24,16 +24,16 @@ for (const path of ['/', '/api/sandbox']) {
     expect((await request.get(SPEC)).status()).toBe(200)
 
     const refused = await request.post(path)
-    await fails(refused, 405, 'method_not_allowed')
+    await expectError(refused, 405, 'method_not_allowed')
     expect(refused.headers()['allow']).toBe('GET')
     // Only the two sessions count against this network: the front door, the documents and the 405 do not.
-    const next = await ok(await request.post(API.session))
+    const next = await expectOk(await request.post(API.session))
     expect(next.meta.rate_limit.remaining).toBe(first.meta.rate_limit.remaining - 1)
   })
 }
 
-test('the start-up line names the docs page at localhost when the server listens on every interface', async ({ launch }) => {
-  const server = await launch('startup-line', { HOST: '0.0.0.0' })
+test('the start-up line names the docs page at localhost when the server listens on every interface', async ({ privateServer }) => {
+  const server = await privateServer('startup-line', { HOST: '0.0.0.0' })
   const port = new URL(server.url).port
   const line = server.stdout().split('\n').find((text) => text.includes('"msg":"listening"'))
   expect(line, server.stdout()).toBeDefined()

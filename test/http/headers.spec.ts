@@ -1,5 +1,5 @@
 import type { APIResponse } from '@playwright/test'
-import { API, raw, addDays, expect, issuePolicy, searchBody, test, tripFrom } from './support/api'
+import { addDays, API, expect, issuePolicy, raw, searchBody, test, tripFrom } from './support/client'
 
 /** The three security headers, on a response of any status. */
 async function expectSecurityHeaders(response: APIResponse) {
@@ -12,7 +12,7 @@ async function expectSecurityHeaders(response: APIResponse) {
   return body.request_id as string
 }
 
-// Every other spec checks the same headers through `ok()` and `fails()` (support/api.ts), so 401 and
+// Every other spec checks the same headers through `expectOk()` and `expectError()` (support/client.ts), so 401 and
 // 429 answers are covered where those statuses are produced (session-expiry, rate-limit).
 test.describe('security headers on every sandbox response', () => {
   test('successes and every error status the shared server can produce', async ({ request }) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { API, addDays, ages, expect, fails, fieldsOf, issuePolicy, ok, searchBody, searchPlans, test, tripFrom } from './support/api'
+import { addDays, ages, API, expect, expectError, expectOk, fieldsOf, issuePolicy, searchBody, searchPlans, test, tripFrom } from './support/client'
 
 const replayed = (response: { headers(): Record<string, string> }) => response.headers()['idempotent-replayed']
 
@@ -13,24 +13,24 @@ test.describe('Idempotency-Key', () => {
     const body = await issueBody(request)
     const key = randomUUID()
     const first = await request.post(API.issue, { data: body, headers: { 'idempotency-key': key } })
-    const one = await ok(first)
+    const one = await expectOk(first)
     expect(replayed(first)).toBeUndefined()
     const second = await request.post(API.issue, { data: body, headers: { 'idempotency-key': key } })
-    const two = await ok(second)
+    const two = await expectOk(second)
     expect(replayed(second)).toBe('true')
     expect(two.data.policy_ref).toBe(one.data.policy_ref)
     expect(two.data).toEqual(one.data)
     expect(two.request_id).not.toBe(one.request_id)
     // Without the key, a new policy.
-    const third = await ok(await request.post(API.issue, { data: body }))
+    const third = await expectOk(await request.post(API.issue, { data: body }))
     expect(third.data.policy_ref).not.toBe(one.data.policy_ref)
   })
 
   test('same key with a different body: 422 idempotency_key_reused', async ({ request }) => {
     const body = await issueBody(request)
     const key = randomUUID()
-    await ok(await request.post(API.issue, { data: body, headers: { 'idempotency-key': key } }))
-    const error = await fails(
+    await expectOk(await request.post(API.issue, { data: body, headers: { 'idempotency-key': key } }))
+    const error = await expectError(
       await request.post(API.issue, { data: { ...body, partner_reference: 'ANOTHER' }, headers: { 'idempotency-key': key } }),
       422,
       'idempotency_key_reused',
@@ -46,10 +46,10 @@ test.describe('Idempotency-Key', () => {
     let fresh = 0
     for (const response of responses) {
       if (response.status() === 409) {
-        await fails(response, 409, 'idempotency_in_progress')
+        await expectError(response, 409, 'idempotency_in_progress')
         continue
       }
-      refs.add((await ok(response)).data.policy_ref)
+      refs.add((await expectOk(response)).data.policy_ref)
       if (replayed(response) !== 'true') fresh++
     }
     expect(refs.size).toBe(1)
@@ -59,27 +59,27 @@ test.describe('Idempotency-Key', () => {
   test('the same key in another session is independent', async ({ request, newClient }) => {
     const key = randomUUID()
     const mine = await issueBody(request)
-    const first = (await ok(await request.post(API.issue, { data: mine, headers: { 'idempotency-key': key } }))).data
+    const first = (await expectOk(await request.post(API.issue, { data: mine, headers: { 'idempotency-key': key } }))).data
     const other = await newClient()
     // Same body in the other session: its own new policy, not a replay.
     const sameBody = await issueBody(other)
     expect(sameBody).toEqual(mine)
     const response = await other.post(API.issue, { data: sameBody, headers: { 'idempotency-key': key } })
-    const theirs = (await ok(response)).data
+    const theirs = (await expectOk(response)).data
     expect(replayed(response)).toBeUndefined()
     expect(theirs.policy_ref).not.toBe(first.policy_ref)
     // A different body in the other session: not "reused" either.
     const different = await issueBody(other, tripFrom(9, 3, 'IN', 'JP'))
     const secondKey = randomUUID()
-    await ok(await request.post(API.issue, { data: mine, headers: { 'idempotency-key': secondKey } }))
-    await ok(await other.post(API.issue, { data: different, headers: { 'idempotency-key': secondKey } }))
+    await expectOk(await request.post(API.issue, { data: mine, headers: { 'idempotency-key': secondKey } }))
+    await expectOk(await other.post(API.issue, { data: different, headers: { 'idempotency-key': secondKey } }))
   })
 
   test('keys of 1 to 255 characters are accepted; longer ones are validation_failed', async ({ request }) => {
     const body = await issueBody(request)
-    await ok(await request.post(API.issue, { data: body, headers: { 'idempotency-key': 'k' } }))
-    await ok(await request.post(API.issue, { data: body, headers: { 'idempotency-key': 'K'.repeat(255) } }))
-    const error = await fails(await request.post(API.issue, { data: body, headers: { 'idempotency-key': 'L'.repeat(256) } }), 422, 'validation_failed')
+    await expectOk(await request.post(API.issue, { data: body, headers: { 'idempotency-key': 'k' } }))
+    await expectOk(await request.post(API.issue, { data: body, headers: { 'idempotency-key': 'K'.repeat(255) } }))
+    const error = await expectError(await request.post(API.issue, { data: body, headers: { 'idempotency-key': 'L'.repeat(256) } }), 422, 'validation_failed')
     expect(fieldsOf(error).join(' ')).toMatch(/idempotency-key/i)
     expect(JSON.stringify(error)).not.toContain('L'.repeat(256))
   })
@@ -88,19 +88,19 @@ test.describe('Idempotency-Key', () => {
     const { policy, trip } = await issuePolicy(request)
     const key = randomUUID()
     const extend = { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) }
-    const first = await ok(await request.post(API.modify(policy.policy_ref), { data: extend, headers: { 'idempotency-key': key } }))
+    const first = await expectOk(await request.post(API.modify(policy.policy_ref), { data: extend, headers: { 'idempotency-key': key } }))
     const replay = await request.post(API.modify(policy.policy_ref), { data: extend, headers: { 'idempotency-key': key } })
-    const again = await ok(replay)
+    const again = await expectOk(replay)
     expect(replayed(replay)).toBe('true')
     expect(again.data).toEqual(first.data)
     expect(again.data.endorsement?.sequence).toBe(1)
-    await fails(
+    await expectError(
       await request.post(API.modify(policy.policy_ref), { data: { ...extend, new_end_date: addDays(trip.end_date, 4) }, headers: { 'idempotency-key': key } }),
       422,
       'idempotency_key_reused',
     )
     // The policy was endorsed once: the next correction is number 2.
-    const next = await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_destination', destination_country: 'DE' } }))
+    const next = await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_destination', destination_country: 'DE' } }))
     expect(next.data.endorsement?.sequence).toBe(2)
   })
 })

@@ -8,10 +8,9 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import chromium from '@sparticuz/chromium'
-import { chromium as browsers } from 'playwright-core'
 import type { APIRequestContext } from '@playwright/test'
-import { API, addDays, ages, expect, searchBody, sleep, test, tripFrom } from './support/api'
+import { openBrowser } from './support/browser'
+import { addDays, ages, API, expect, searchBody, sleep, test, tripFrom } from './support/client'
 import { ROOT, testPort } from './support/server'
 
 const BIN = join(ROOT, 'node_modules', '.bin')
@@ -37,9 +36,9 @@ async function saveDocument(baseUrl: string, name: string): Promise<string> {
   return path
 }
 
-test('generated client: openapi-typescript types and openapi-fetch drive the whole flow, strict tsc passes', async ({ launch }) => {
+test('generated client: openapi-typescript types and openapi-fetch drive the whole flow, strict tsc passes', async ({ privateServer }) => {
   test.setTimeout(60_000)
-  const server = await launch('openapi-client')
+  const server = await privateServer('openapi-client')
   const dir = join(ROOT, 'test', 'openapi', 'client')
   run(join(ROOT, 'test', 'tools', 'node_modules', '.bin', 'openapi-typescript'), [`${server.url}${SPEC}`, '-o', join(dir, 'schema.d.ts')])
   run(join(BIN, 'tsc'), ['-p', join(dir, 'tsconfig.json')])
@@ -47,9 +46,9 @@ test('generated client: openapi-typescript types and openapi-fetch drive the who
   expect(JSON.parse(flow.stdout.trim())).toMatchObject({ endorsements: 4, error: 'policy_not_found', refund: 'full_before_start' })
 })
 
-test('Postman collection: Portman converts the document, and newman runs every operation with its own examples: each 2xx, each answer valid against the document', async ({ launch }) => {
+test('Postman collection: Portman converts the document, and newman runs every operation with its own examples: each 2xx, each answer valid against the document', async ({ privateServer }) => {
   test.setTimeout(90_000)
-  const server = await launch('portman')
+  const server = await privateServer('portman')
   const document = await saveDocument(server.url, 'portman')
   const report = join(TMP, 'newman-report.json')
   const collection = join(TMP, 'portman-collection.json')
@@ -111,12 +110,12 @@ async function through(client: APIRequestContext, problems: string[], step: Step
   return { ...body, cookie: /^sbx_session=[^;]*/.exec(response.headers()['set-cookie'] ?? '')?.[0] }
 }
 
-test('validating proxy: every operation, its success and its error statuses pass Prism with no violation', async ({ launch, newClient }) => {
+test('validating proxy: every operation, its success and its error statuses pass Prism with no violation', async ({ privateServer, newClient }) => {
   test.setTimeout(90_000)
   // One server with room for the whole tour; one with a 1-second session and an allowance of 2.
   const [roomy, tight] = await Promise.all([
-    launch('prism-roomy', { SANDBOX_RATE_LIMIT: '1000' }),
-    launch('prism-tight', { SANDBOX_RATE_LIMIT: '2', SANDBOX_SESSION_TTL_SECONDS: '1' }),
+    privateServer('prism-roomy', { SANDBOX_RATE_LIMIT: '1000' }),
+    privateServer('prism-tight', { SANDBOX_RATE_LIMIT: '2', SANDBOX_SESSION_TTL_SECONDS: '1' }),
   ])
   const [roomyProxy, tightProxy] = await Promise.all([
     startPrism(await saveDocument(roomy.url, 'prism-roomy'), roomy.url),
@@ -208,13 +207,10 @@ const TRY_IT_OUT = [
   { id: 'postApiSandboxEventsByEvent_idResend', path: (eventId: string) => `/api/sandbox/events/${eventId}/resend` },
 ] as const
 
-test('real browser: the docs page renders offline, and Try it out runs the whole flow with its pre-filled bodies unchanged', async ({ launch }) => {
+test('real browser: the docs page renders offline, and Try it out runs the whole flow with its pre-filled bodies unchanged', async ({ privateServer }) => {
   test.setTimeout(120_000)
-  const server = await launch('docs-browser')
-  const browser = await browsers.launch({
-    executablePath: await chromium.executablePath(),
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  })
+  const server = await privateServer('docs-browser')
+  const browser = await openBrowser()
   try {
     const page = await browser.newPage()
     const consoleErrors: string[] = []
@@ -307,9 +303,9 @@ const PROJECTS = [
 ] as const
 
 for (const project of PROJECTS) {
-  test(`installed client (${project.kind}): the packed package installs without the server's dependencies, type-checks its README example and runs it`, async ({ launch }) => {
+  test(`installed client (${project.kind}): the packed package installs without the server's dependencies, type-checks its README example and runs it`, async ({ privateServer }) => {
     test.setTimeout(120_000)
-    const server = await launch(`client-${project.kind}`)
+    const server = await privateServer(`client-${project.kind}`)
     mkdirSync(TMP, { recursive: true })
     const dir = mkdtempSync(join(TMP, `partner-${project.kind}-`))
     try {
@@ -344,8 +340,8 @@ await createSandboxClient('${server.url}').api.sandbox.plans.search.post({ trip:
   })
 }
 
-test('README walk-through with curl: the script the README shows runs as pasted', async ({ launch }) => {
-  const server = await launch('walkthrough')
+test('README walk-through with curl: the script the README shows runs as pasted', async ({ privateServer }) => {
+  const server = await privateServer('walkthrough')
   const script = readFileSync(join(ROOT, 'test', 'walkthrough.sh'), 'utf8')
   expect(script).toContain(readmeBlock('### Walk-through with curl', 'sh'))
   mkdirSync(TMP, { recursive: true })
@@ -368,8 +364,8 @@ test('README walk-through with curl: the script the README shows runs as pasted'
   }
 })
 
-test('README receiver: it verifies a real delivery and refuses a forged one', async ({ launch, playwright }) => {
-  const server = await launch('readme-receiver')
+test('README receiver: it verifies a real delivery and refuses a forged one', async ({ privateServer, playwright }) => {
+  const server = await privateServer('readme-receiver')
   const client = await playwright.request.newContext({ baseURL: server.url })
   mkdirSync(TMP, { recursive: true })
   const dir = mkdtempSync(join(TMP, 'receiver-'))

@@ -1,9 +1,9 @@
 import type { APIResponse } from '@playwright/test'
-import { API, addDays, ages, expect, fails, fieldsOf, issuePolicy, searchBody, test, tripFrom } from './support/api'
+import { addDays, ages, API, expect, expectError, fieldsOf, issuePolicy, searchBody, test, tripFrom } from './support/client'
 
 /** A pii_not_allowed answer that names these paths and repeats none of the rejected values. */
 async function rejected(response: APIResponse, paths: string[], values: string[]) {
-  const error = await fails(response, 422, 'pii_not_allowed')
+  const error = await expectError(response, 422, 'pii_not_allowed')
   expect(fieldsOf(error).sort()).toEqual([...paths].sort())
   const raw = (await response.text()) + JSON.stringify(response.headersArray())
   for (const value of values) expect(raw, `the answer repeats ${value}`).not.toContain(value)
@@ -52,7 +52,7 @@ test.describe('pii_not_allowed (422)', () => {
     let deep: Record<string, unknown> = { email: 'deep-secret-value' }
     for (let level = 0; level < 20; level++) deep = { wrap: deep }
     const response = await request.post(API.search, { data: { ...searchBody(tripFrom(5, 5)), extra: deep } })
-    const error = await fails(response, 422, 'pii_not_allowed')
+    const error = await expectError(response, 422, 'pii_not_allowed')
     expect(fieldsOf(error)[0]).toMatch(/^extra(\.wrap){20}\.email$/)
     expect(await response.text()).not.toContain('deep-secret-value')
   })

@@ -1,4 +1,4 @@
-import { API, ages, catalogue, definitionOf, expect, ok, searchBody, searchPlans, test, tripFrom } from './support/api'
+import { ages, API, catalogue, definitionOf, expect, expectOk, searchBody, searchPlans, test, tripFrom } from './support/client'
 import { currentTarget } from './support/server'
 import { expectedMode } from './support/targets'
 
@@ -37,7 +37,7 @@ function expectSortedByPremiumThenId(plans: Plan[]) {
 test.describe('POST /api/sandbox/plans/search', () => {
   test('answers the trip as given, the traveller count, INR by default and plans with the spec fields', async ({ request }) => {
     const trip = tripFrom(10, 14, 'IN', 'FR')
-    const body = await ok(await request.post(API.search, { data: { trip, travellers: ages(34, 31, 8) } }))
+    const body = await expectOk(await request.post(API.search, { data: { trip, travellers: ages(34, 31, 8) } }))
     expect(body.mode).toBe(expectedMode(currentTarget()))
     expect(Object.keys(body.data).sort()).toEqual(['currency', 'plans', 'travellers', 'trip'])
     expect(body.data.trip).toEqual(trip)
@@ -69,8 +69,8 @@ test.describe('POST /api/sandbox/plans/search', () => {
     const trip = tripFrom(20, 9, 'IN', 'TH')
     const body = searchBody(trip, ages(45, 12, 70))
     const [first, second] = [await newClient(), await newClient()]
-    const one = await ok(await first.post(API.search, { data: body }))
-    const two = await ok(await second.post(API.search, { data: body }))
+    const one = await expectOk(await first.post(API.search, { data: body }))
+    const two = await expectOk(await second.post(API.search, { data: body }))
     expect(two.data).toEqual(one.data)
     expect(one.data.plans.length).toBeGreaterThan(1)
     // Ages as a multiset: their order changes nothing.

@@ -1,4 +1,4 @@
-import { API, addDays, ages, expect, issuePolicy, ok, searchBody, searchPlans, test, tripFrom } from './support/api'
+import { addDays, ages, API, expect, expectOk, issuePolicy, searchBody, searchPlans, test, tripFrom } from './support/client'
 
 const PERSONAL = /^(name|firstname|lastname|fullname|givenname|middlename|familyname|surname|dob|street|postcode|zip|nationalid|pan|ssn|gender)$|email|phone|mobile|telephone|passport|birth|address|nominee|aadhaar/
 
@@ -15,7 +15,7 @@ test.describe('POST /api/sandbox/policy/new', () => {
     const search = await searchPlans(request, searchBody(trip, ages(41, 39)))
     const plan = search.plans[0]
     const response = await request.post(API.issue, { data: { plan_id: plan.plan_id, trip, travellers: ages(41, 39) } })
-    const body = await ok(response)
+    const body = await expectOk(response)
     const policy = body.data
     expect(policy.policy_ref).toMatch(/^pol_sbx_[A-Za-z0-9]+$/)
     expect(policy.svc_insurance_id).toMatch(/^svc_sbx_[A-Za-z0-9]+$/)
@@ -40,14 +40,14 @@ test.describe('POST /api/sandbox/policy/new', () => {
   test('accepts the traveller ages in any order (compared with the search as a multiset)', async ({ request }) => {
     const trip = tripFrom(4, 6, 'IN', 'AE')
     const { plans } = await searchPlans(request, searchBody(trip, ages(30, 5, 62)))
-    const policy = (await ok(await request.post(API.issue, { data: { plan_id: plans[0].plan_id, trip, travellers: ages(62, 30, 5) } }))).data
+    const policy = (await expectOk(await request.post(API.issue, { data: { plan_id: plans[0].plan_id, trip, travellers: ages(62, 30, 5) } }))).data
     expect(policy.travellers_count).toBe(3)
     expect(policy.plan_id).toBe(plans[0].plan_id)
   })
 
   test('each issue creates a distinct policy, even against the same plan', async ({ request }) => {
     const { body, policy } = await issuePolicy(request)
-    const again = (await ok(await request.post(API.issue, { data: body }))).data
+    const again = (await expectOk(await request.post(API.issue, { data: body }))).data
     expect(again.policy_ref).not.toBe(policy.policy_ref)
     expect(again.svc_insurance_id).not.toBe(policy.svc_insurance_id)
   })
@@ -57,7 +57,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/modify', () => {
   test('extend_end_date endorses the policy, answers only the changed end_date and a positive premium change', async ({ request }) => {
     const { policy, trip } = await issuePolicy(request, { trip: tripFrom(8, 10, 'IN', 'FR') })
     const newEnd = addDays(trip.end_date, 5)
-    const body = await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: newEnd } }))
+    const body = await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: newEnd } }))
     const data = body.data
     expect(data.policy_ref).toBe(policy.policy_ref)
     expect(data.status).toBe('endorsed')
@@ -71,20 +71,20 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/modify', () => {
   test('shorten_end_date answers the new end_date and a negative premium change', async ({ request }) => {
     const { policy, trip } = await issuePolicy(request, { trip: tripFrom(8, 10, 'IN', 'FR') })
     const newEnd = addDays(trip.end_date, -4)
-    const data = (await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'shorten_end_date', new_end_date: newEnd } }))).data
+    const data = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'shorten_end_date', new_end_date: newEnd } }))).data
     expect(data.status).toBe('endorsed')
     expect(data.trip).toEqual({ end_date: newEnd })
     expect(data.premium_change).toBeLessThan(0)
     if (policy.premium !== undefined) expect(data.premium).toBeCloseTo(policy.premium + data.premium_change, 2)
     // Shortening to the start date itself (a one-day cover) is allowed.
-    const toStart = (await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'shorten_end_date', new_end_date: trip.start_date } }))).data
+    const toStart = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'shorten_end_date', new_end_date: trip.start_date } }))).data
     expect(toStart.trip).toEqual({ end_date: trip.start_date })
     expect(toStart.premium_change).toBeLessThan(0)
   })
 
   test('correct_destination answers only the changed destination_country', async ({ request }) => {
     const { policy } = await issuePolicy(request, { trip: tripFrom(8, 10, 'IN', 'FR') })
-    const data = (await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_destination', destination_country: 'DE' } }))).data
+    const data = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_destination', destination_country: 'DE' } }))).data
     expect(data.policy_ref).toBe(policy.policy_ref)
     expect(data.status).toBe('endorsed')
     expect(data.trip).toEqual({ destination_country: 'DE' })
@@ -92,7 +92,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/modify', () => {
 
   test('correct_partner_reference answers data.partner_reference, not a trip field', async ({ request }) => {
     const { policy } = await issuePolicy(request, { partner_reference: 'OLD-REF-1' })
-    const data = (await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'NEW-REF-2' } }))).data
+    const data = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'NEW-REF-2' } }))).data
     expect(data.policy_ref).toBe(policy.policy_ref)
     expect(data.status).toBe('endorsed')
     expect(data.partner_reference).toBe('NEW-REF-2')
@@ -101,7 +101,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/modify', () => {
 
   test('correct_partner_reference also sets a reference on a policy issued without one', async ({ request }) => {
     const { policy } = await issuePolicy(request)
-    const data = (await ok(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'FIRST-REF' } }))).data
+    const data = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'FIRST-REF' } }))).data
     expect(data.partner_reference).toBe('FIRST-REF')
   })
 
@@ -119,7 +119,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/modify', () => {
     ]
     let sequence = 0
     for (const step of steps) {
-      const data = (await ok(await modify(step))).data
+      const data = (await expectOk(await modify(step))).data
       expect(data.status).toBe('endorsed')
       expect(data.policy_ref).toBe(policy.policy_ref)
       expect(data.endorsement?.sequence).toBe(++sequence)

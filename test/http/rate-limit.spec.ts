@@ -1,7 +1,5 @@
 import type { APIResponse } from '@playwright/test'
-import {
-  API, ages, before, expect, fails, ok, policyWindow, rateLimitHeader, raw, searchBody, sessionCookie, sleep, test, tripFrom, uniqueNetwork, withTimeSpans,
-} from './support/api'
+import { ages, API, before, expect, expectError, expectOk, policyWindow, rateLimitHeader, raw, searchBody, sessionCookie, sleep, test, tripFrom, uniqueNetwork, withTimeSpans } from './support/client'
 
 const json = { 'content-type': 'application/json' }
 
@@ -12,7 +10,7 @@ const json = { 'content-type': 'application/json' }
 async function refused(answer: Promise<APIResponse>, expectedResetAt?: string, sentAt = Date.now()) {
   const response = await answer
   const checkedAt = Date.now()
-  await fails(response, 429, 'rate_limited')
+  await expectError(response, 429, 'rate_limited')
   const body = await response.json()
   expect(body.meta.rate_limit.remaining).toBe(0)
   if (expectedResetAt) expect(body.meta.rate_limit.reset_at).toBe(expectedResetAt)
@@ -34,7 +32,7 @@ test.describe('fair use on the shared server (30 per 10 minutes)', () => {
   test('per session: the 31st call on one session is refused even from fresh networks; others are unaffected', async ({ newClient }) => {
     const client = await newClient()
     const created = await client.post(API.session)
-    const first = await ok(created)
+    const first = await expectOk(created)
     expect(first.meta.rate_limit).toEqual({ limit: 30, remaining: 29, reset_at: first.meta.rate_limit.reset_at })
     const resetAt = first.meta.rate_limit.reset_at
     expect(Math.abs(Date.parse(resetAt) - (Date.now() + 600_000))).toBeLessThan(5_000)
@@ -42,7 +40,7 @@ test.describe('fair use on the shared server (30 per 10 minutes)', () => {
     for (let call = 2; call <= 30; call++) {
       // Each call from another network: only the session's counter can run out.
       const response = await client.post(API.search, { data: searchBody(), headers: { 'x-forwarded-for': uniqueNetwork() } })
-      const body = await ok(response)
+      const body = await expectOk(response)
       expect(body.meta.rate_limit.remaining).toBe(30 - call)
       expect(rateLimitHeader(response).remaining).toBe(30 - call)
       expect(body.meta.rate_limit.reset_at).toBe(resetAt)
@@ -55,7 +53,7 @@ test.describe('fair use on the shared server (30 per 10 minutes)', () => {
     // Refusals count against nothing: the window does not move, and the network stays untouched.
     await refused(client.post(API.search, { data: searchBody(), headers: { 'x-forwarded-for': uniqueNetwork() } }), resetAt)
     const other = await newClient({ network: blockedNetwork })
-    const fresh = await ok(await other.post(API.search, { data: searchBody() }))
+    const fresh = await expectOk(await other.post(API.search, { data: searchBody() }))
     expect(fresh.meta.rate_limit.remaining).toBe(29)
   })
 
@@ -65,7 +63,7 @@ test.describe('fair use on the shared server (30 per 10 minutes)', () => {
     const clients = await Promise.all(Array.from({ length: 31 }, () => newClient({ network })))
     for (let call = 1; call <= 30; call++) {
       const response = await clients[call - 1]!.post(API.search, { data: searchBody() })
-      const body = await ok(response)
+      const body = await expectOk(response)
       expect(sessionCookie(response)).toBeDefined()
       expect(body.meta.rate_limit.remaining).toBe(30 - call)
     }
@@ -76,9 +74,9 @@ test.describe('fair use on the shared server (30 per 10 minutes)', () => {
 
     // A session from elsewhere, calling from the exhausted network: refused, and not counted against the session.
     const traveller = await newClient()
-    expect((await ok(await traveller.post(API.session))).meta.rate_limit.remaining).toBe(29)
+    expect((await expectOk(await traveller.post(API.session))).meta.rate_limit.remaining).toBe(29)
     await refused(traveller.post(API.search, { data: searchBody(), headers: { 'x-forwarded-for': network } }))
-    const after = await ok(await traveller.post(API.search, { data: searchBody() }))
+    const after = await expectOk(await traveller.post(API.search, { data: searchBody() }))
     expect(after.meta.rate_limit.remaining).toBe(28)
 
     // The rate check comes before anything about the body...
@@ -92,27 +90,27 @@ test.describe('fair use on the shared server (30 per 10 minutes)', () => {
     for (const [headers, data] of bodies) await refused(lastClient.post(API.search, { headers, data: raw(data) }))
     await refused(lastClient.post(API.issue, { data: { plan_id: 'x', trip: tripFrom(3, 3), travellers: ages(30) } }))
     // ...but after route and method.
-    await fails(await lastClient.get(API.search), 405, 'method_not_allowed')
-    await fails(await lastClient.post('/api/sandbox/elsewhere', { headers: json, data: raw('{') }), 404, 'not_found')
+    await expectError(await lastClient.get(API.search), 405, 'method_not_allowed')
+    await expectError(await lastClient.post('/api/sandbox/elsewhere', { headers: json, data: raw('{') }), 404, 'not_found')
     expect((await lastClient.storageState()).cookies).toEqual([])
   })
 
   test('IPv6 callers share one counter per /64', async ({ newClient }) => {
     const prefix = uniqueNetwork().replace(/::1$/, '')
-    const one = await ok(await (await newClient({ network: `${prefix}::1` })).post(API.search, { data: searchBody() }))
-    const two = await ok(await (await newClient({ network: `${prefix}:0:0:0:abcd` })).post(API.search, { data: searchBody() }))
+    const one = await expectOk(await (await newClient({ network: `${prefix}::1` })).post(API.search, { data: searchBody() }))
+    const two = await expectOk(await (await newClient({ network: `${prefix}:0:0:0:abcd` })).post(API.search, { data: searchBody() }))
     expect(one.meta.rate_limit.remaining).toBe(29)
     expect(two.meta.rate_limit.remaining).toBe(28)
   })
 
   test('a burst of 40 concurrent calls on one fresh session and network admits exactly 30 in all', async ({ newClient }) => {
     const client = await newClient()
-    expect((await ok(await client.post(API.session))).meta.rate_limit.remaining).toBe(29)
+    expect((await expectOk(await client.post(API.session))).meta.rate_limit.remaining).toBe(29)
     const sentAt = Date.now()
     const responses = await Promise.all(Array.from({ length: 40 }, () => client.post(API.search, { data: searchBody() })))
     const admitted = responses.filter((response) => response.status() === 200)
     expect(admitted.length).toBe(29)
-    const remaining = await Promise.all(admitted.map(async (response) => (await ok(response)).meta.rate_limit.remaining))
+    const remaining = await Promise.all(admitted.map(async (response) => (await expectOk(response)).meta.rate_limit.remaining))
     expect(remaining.sort((a, b) => a - b)).toEqual(Array.from({ length: 29 }, (_, index) => index))
     for (const response of responses.filter((r) => r.status() !== 200)) await refused(Promise.resolve(response), undefined, sentAt)
     await refused(client.post(API.search, { data: searchBody() }))
@@ -120,18 +118,18 @@ test.describe('fair use on the shared server (30 per 10 minutes)', () => {
 })
 
 test.describe('fair use with a short window (5 per 2 seconds, or more on a slow machine)', () => {
-  test('the window rolls: requests are admitted again as the oldest leave it; reset_at and Retry-After point there', async ({ launch, newClient }) => {
+  test('the window rolls: requests are admitted again as the oldest leave it; reset_at and Retry-After point there', async ({ privateServer, newClient }) => {
     test.setTimeout(90_000)
     // A 2-second window; a longer one only if this machine cannot make the calls in the margins it leaves.
     await withTimeSpans([2, 4, 8], async (seconds) => {
       const window = seconds * 1000
-      const server = await launch(`rate-rolling-window-${seconds}`, { SANDBOX_RATE_LIMIT: '5', SANDBOX_RATE_WINDOW_SECONDS: String(seconds) })
+      const server = await privateServer(`rate-rolling-window-${seconds}`, { SANDBOX_RATE_LIMIT: '5', SANDBOX_RATE_WINDOW_SECONDS: String(seconds) })
       const client = await newClient({ baseURL: server.url })
       const call = () => client.post(API.search, { data: searchBody() })
 
       const t0 = Date.now()
       const createdResponse = await client.post(API.session)
-      const created = await ok(createdResponse)
+      const created = await expectOk(createdResponse)
       expect(created.data.limits).toEqual({ requests: 5, window_minutes: seconds / 60, session_minutes: 60 })
       expect(policyWindow(createdResponse)).toBe(seconds)
       expect(created.meta.rate_limit.remaining).toBe(4)
@@ -140,7 +138,7 @@ test.describe('fair use with a short window (5 per 2 seconds, or more on a slow 
       expect(firstReset).toBeLessThanOrEqual(Date.now() + window + 5)
       // The first batch, then the second half a window later: both before the first leaves.
       await before(t0 + window / 4, async () => {
-        for (const remaining of [3, 2]) expect((await ok(await call())).meta.rate_limit.remaining).toBe(remaining)
+        for (const remaining of [3, 2]) expect((await expectOk(await call())).meta.rate_limit.remaining).toBe(remaining)
       })
       const firstBatchDone = Date.now()
 
@@ -148,7 +146,7 @@ test.describe('fair use with a short window (5 per 2 seconds, or more on a slow 
       const t1 = Date.now()
       await before(firstReset, async () => {
         for (const remaining of [1, 0]) {
-          const body = await ok(await call())
+          const body = await expectOk(await call())
           expect(body.meta.rate_limit.remaining).toBe(remaining)
           expect(body.meta.rate_limit.reset_at).toBe(created.meta.rate_limit.reset_at)
         }
@@ -163,7 +161,7 @@ test.describe('fair use with a short window (5 per 2 seconds, or more on a slow 
       await sleep(firstBatchDone + window + 50 - Date.now())
       await before(t1 + window, async () => {
         const rolled = []
-        for (let i = 0; i < 3; i++) rolled.push(await ok(await call()))
+        for (let i = 0; i < 3; i++) rolled.push(await expectOk(await call()))
         expect(rolled.map((body) => body.meta.rate_limit.remaining)).toEqual([2, 1, 0])
         const secondReset = Date.parse(rolled[0].meta.rate_limit.reset_at)
         expect(secondReset).toBeGreaterThanOrEqual(t1 + window - 5)

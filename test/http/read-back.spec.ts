@@ -2,15 +2,15 @@
  * `POST /api/sandbox/policy/{policy_ref}/read`: the policy as it stands and every endorsement, and
  * one answer for every ref that does not resolve.
  */
-import { API, addDays, ages, before, expect, fails, issuePolicy, ok, sleep, test, tripFrom, withTimeSpans } from './support/api'
+import { addDays, ages, API, before, expect, expectError, expectOk, issuePolicy, sleep, test, tripFrom, withTimeSpans } from './support/client'
 
 test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
   test('a new policy reads back as issued: the issue fields, no endorsements, and the read changes nothing', async ({ request }) => {
     const { policy } = await issuePolicy(request, { trip: tripFrom(12, 7, 'IN', 'JP'), travellers: ages(45, 12), partner_reference: 'BK-READ-1' })
-    const first = await ok(await request.post(API.read(policy.policy_ref)))
+    const first = await expectOk(await request.post(API.read(policy.policy_ref)))
     expect(first.data).toEqual({ ...policy, updated_at: policy.created_at, endorsements: [] })
     // An empty object is the same call; a second read answers the same policy, one request later.
-    const second = await ok(await request.post(API.read(policy.policy_ref), { data: {} }))
+    const second = await expectOk(await request.post(API.read(policy.policy_ref), { data: {} }))
     expect(second.data).toEqual(first.data)
     expect(second.meta.rate_limit.remaining).toBe(first.meta.rate_limit.remaining - 1)
   })
@@ -24,8 +24,8 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
       { scenario: 'shorten_end_date', new_end_date: addDays(trip.end_date, 1) },
     ]
     const answers: { premium: number; premium_change: number; endorsement: { created_at: string } }[] = []
-    for (const step of steps) answers.push((await ok(await request.post(API.modify(policy.policy_ref), { data: step }))).data)
-    const read = (await ok(await request.post(API.read(policy.policy_ref)))).data
+    for (const step of steps) answers.push((await expectOk(await request.post(API.modify(policy.policy_ref), { data: step }))).data)
+    const read = (await expectOk(await request.post(API.read(policy.policy_ref)))).data
 
     expect(read).toMatchObject({
       policy_ref: policy.policy_ref,
@@ -53,7 +53,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
     expect(total).toBeCloseTo(read.premium, 2)
   })
 
-  test('unknown, malformed, other-session and expired refs all answer the same policy_not_found', async ({ request, newClient, launch }) => {
+  test('unknown, malformed, other-session and expired refs all answer the same policy_not_found', async ({ request, newClient, privateServer }) => {
     const { policy } = await issuePolicy(request)
     const other = await newClient()
     const refusals = [
@@ -65,27 +65,27 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
     // A policy whose session has ended, asked for from the session that follows it (2-second
     // sessions; longer ones only if this machine cannot search and issue within one).
     await withTimeSpans([2, 4, 8], async (seconds) => {
-      const short = await launch(`read-back-expired-${seconds}`, { SANDBOX_SESSION_TTL_SECONDS: String(seconds) })
+      const short = await privateServer(`read-back-expired-${seconds}`, { SANDBOX_SESSION_TTL_SECONDS: String(seconds) })
       const late = await newClient({ baseURL: short.url })
-      const expiresAt = Date.parse((await ok(await late.post(API.session))).data.expires_at)
+      const expiresAt = Date.parse((await expectOk(await late.post(API.session))).data.expires_at)
       const ended = await before(expiresAt, () => issuePolicy(late))
       await sleep(expiresAt - Date.now() + 100)
       // The jar keeps the cookie past the session's end: the first call after it is told so and the
       // cookie is cleared; the next one opens a new session.
-      await fails(await late.post(API.read(ended.policy.policy_ref)), 401, 'session_expired')
+      await expectError(await late.post(API.read(ended.policy.policy_ref)), 401, 'session_expired')
       refusals.push(await late.post(API.read(ended.policy.policy_ref)))
     })
 
     const errors = []
-    for (const response of refusals) errors.push(await fails(response, 404, 'policy_not_found'))
+    for (const response of refusals) errors.push(await expectError(response, 404, 'policy_not_found'))
     for (const error of errors) expect(error).toEqual(errors[0])
     expect(errors[0]).not.toHaveProperty('details')
   })
 
   test('read takes no fields, and is POST only', async ({ request }) => {
     const { policy } = await issuePolicy(request)
-    const error = await fails(await request.post(API.read(policy.policy_ref), { data: { include: 'all' } }), 422, 'validation_failed')
+    const error = await expectError(await request.post(API.read(policy.policy_ref), { data: { include: 'all' } }), 422, 'validation_failed')
     expect(error.details).toEqual([{ field: 'include', issue: 'is not an accepted field' }])
-    await fails(await request.get(API.read(policy.policy_ref)), 405, 'method_not_allowed')
+    await expectError(await request.get(API.read(policy.policy_ref)), 405, 'method_not_allowed')
   })
 })

@@ -3,11 +3,7 @@
  * carries, the cookie's attributes (Secure only for HTTPS from a trusted proxy), the token's
  * strength, and that the raw token is never written to the database (the SQLite file, or every row on PostgreSQL).
  */
-import { test, expect } from './support/fixtures'
-import { startServer } from './support/server'
-import {
-  PATH, call, expectOk, removeDatabase, scratchDatabase, tripFrom, uniqueNetwork, type Reply,
-} from './support/hardening'
+import { API, call, expect, expectOk, type Reply, test, tripFrom, uniqueNetwork } from './support/client'
 import { storeBytes } from './support/store'
 
 /** The attributes of the `sbx_session` Set-Cookie line, names lower-cased. */
@@ -30,11 +26,11 @@ test.describe('security headers', () => {
     const base = baseURL!
     const network = uniqueNetwork()
     const answers: [string, Reply][] = [
-      ['session 200', await call(base, PATH.session, { network })],
-      ['search 422', await call(base, PATH.search, { body: { trip: 1 }, network })],
-      ['search 400', await call(base, PATH.search, { body: '{', network })],
+      ['session 200', await call(base, API.session, { network })],
+      ['search 422', await call(base, API.search, { body: { trip: 1 }, network })],
+      ['search 400', await call(base, API.search, { body: '{', network })],
       ['sandbox 404', await call(base, '/api/sandbox/nope', { network })],
-      ['sandbox 405', await call(base, PATH.search, { method: 'GET', network })],
+      ['sandbox 405', await call(base, API.search, { method: 'GET', network })],
       ['outside 404', await call(base, '/nope', { method: 'GET', network })],
       ['healthz', await call(base, '/healthz', { method: 'GET' })],
       ['readyz', await call(base, '/readyz', { method: 'GET' })],
@@ -61,10 +57,10 @@ test.describe('security headers', () => {
 test.describe('the session cookie', () => {
   test('HttpOnly, SameSite=Strict, Path=/, Max-Age = the remaining lifetime and the day an ended session is recognised; no Secure over plain HTTP', async ({ baseURL }) => {
     for (const reply of [
-      await call(baseURL!, PATH.session, { network: uniqueNetwork() }),
-      await call(baseURL!, PATH.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, network: uniqueNetwork() }),
+      await call(baseURL!, API.session, { network: uniqueNetwork() }),
+      await call(baseURL!, API.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, network: uniqueNetwork() }),
     ]) {
-      expectOk(reply)
+      await expectOk(reply)
       const { attributes } = cookieAttributes(reply)
       expect(attributes.httponly).toBe(true)
       expect(attributes.samesite).toBe('Strict')
@@ -76,32 +72,26 @@ test.describe('the session cookie', () => {
     }
   })
 
-  test('Secure when a trusted proxy says the request came over HTTPS, and only then', async ({ baseURL }) => {
+  test('Secure when a trusted proxy says the request came over HTTPS, and only then', async ({ baseURL, privateServer }) => {
     // The shared server trusts one proxy hop.
-    const trusted = await call(baseURL!, PATH.session, { network: uniqueNetwork(), headers: { 'x-forwarded-proto': 'https' } })
+    const trusted = await call(baseURL!, API.session, { network: uniqueNetwork(), headers: { 'x-forwarded-proto': 'https' } })
     expect(cookieAttributes(trusted).attributes.secure).toBe(true)
-    const plain = await call(baseURL!, PATH.session, { network: uniqueNetwork(), headers: { 'x-forwarded-proto': 'http' } })
+    const plain = await call(baseURL!, API.session, { network: uniqueNetwork(), headers: { 'x-forwarded-proto': 'http' } })
     expect(cookieAttributes(plain).attributes.secure).toBeUndefined()
 
     // A server that trusts no proxy ignores the header: anyone could send it.
-    const dbPath = scratchDatabase('security-untrusted')
-    const server = await startServer({ SANDBOX_DB_PATH: dbPath, SANDBOX_TRUST_PROXY: '0' })
-    try {
-      const untrusted = await call(server.url, PATH.session, { headers: { 'x-forwarded-proto': 'https' } })
-      expectOk(untrusted)
-      expect(cookieAttributes(untrusted).attributes.secure).toBeUndefined()
-    } finally {
-      await server.stop('SIGKILL')
-      removeDatabase(dbPath)
-    }
+    const server = await privateServer('security-untrusted', { SANDBOX_TRUST_PROXY: '0' })
+    const untrusted = await call(server.url, API.session, { headers: { 'x-forwarded-proto': 'https' } })
+    await expectOk(untrusted)
+    expect(cookieAttributes(untrusted).attributes.secure).toBeUndefined()
   })
 
   test('the token carries at least 128 random bits, differs per session, and is not the session_ref', async ({ baseURL }) => {
     const tokens = new Set<string>()
     const refs = new Set<string>()
     for (let index = 0; index < 20; index++) {
-      const reply = await call(baseURL!, PATH.session, { network: uniqueNetwork() })
-      const { session_ref: ref } = expectOk(reply)
+      const reply = await call(baseURL!, API.session, { network: uniqueNetwork() })
+      const { session_ref: ref } = (await expectOk(reply)).data
       const token = cookieAttributes(reply).value
       expect(token).toMatch(/^[A-Za-z0-9_-]+$/) // base64url, no padding
       expect(Buffer.from(token, 'base64url').length * 8).toBeGreaterThanOrEqual(128)
@@ -120,31 +110,25 @@ test.describe('the session cookie', () => {
     }
   })
 
-  test('no raw token anywhere in the database (the SQLite file, its -wal and -shm; every row on PostgreSQL)', async () => {
-    const dbPath = scratchDatabase('security-tokens')
-    const server = await startServer({ SANDBOX_DB_PATH: dbPath })
+  test('no raw token anywhere in the database (the SQLite file, its -wal and -shm; every row on PostgreSQL)', async ({ privateServer }) => {
+    const server = await privateServer('security-tokens')
     const tokens: string[] = []
-    try {
-      for (let index = 0; index < 12; index++) {
-        const network = uniqueNetwork()
-        const reply = await call(server.url, PATH.session, { network })
-        expectOk(reply)
-        tokens.push(reply.token!)
-        // Use each session, so that its token is looked up, not only minted.
-        expectOk(await call(server.url, PATH.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, cookie: reply.token!, network }))
-      }
-      const leaks = (bytes: Buffer) => tokens.filter((token) =>
-        bytes.includes(token) || bytes.includes(Buffer.from(token, 'base64url')) || bytes.includes(Buffer.from(token, 'base64url').toString('hex')))
-      // While running (the -wal holds the recent writes) ...
-      const running = await storeBytes(dbPath)
-      expect(running.length).toBeGreaterThan(0)
-      expect(leaks(running)).toEqual([])
-      // ... and after a clean stop has checkpointed everything into the main file.
-      expect(await server.stop('SIGTERM')).toBe(0)
-      expect(leaks(await storeBytes(dbPath))).toEqual([])
-    } finally {
-      await server.stop('SIGKILL')
-      removeDatabase(dbPath)
+    for (let index = 0; index < 12; index++) {
+      const network = uniqueNetwork()
+      const reply = await call(server.url, API.session, { network })
+      await expectOk(reply)
+      tokens.push(reply.token!)
+      // Use each session, so that its token is looked up, not only minted.
+      await expectOk(await call(server.url, API.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, cookie: reply.token!, network }))
     }
+    const leaks = (bytes: Buffer) => tokens.filter((token) =>
+      bytes.includes(token) || bytes.includes(Buffer.from(token, 'base64url')) || bytes.includes(Buffer.from(token, 'base64url').toString('hex')))
+    // While running (the -wal holds the recent writes) ...
+    const running = await storeBytes(server.dbPath)
+    expect(running.length).toBeGreaterThan(0)
+    expect(leaks(running)).toEqual([])
+    // ... and after a clean stop has checkpointed everything into the main file.
+    expect(await server.stop('SIGTERM')).toBe(0)
+    expect(leaks(await storeBytes(server.dbPath))).toEqual([])
   })
 })

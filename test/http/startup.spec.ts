@@ -5,14 +5,14 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { test, expect } from './support/fixtures'
+import { expect, test } from './support/client'
 import { ROOT, currentTarget, freshDatabasePath } from './support/server'
 import { serverCommand } from './support/targets'
 
 /** Runs the target with this environment until it exits (or 10 s pass); its exit code and stderr. */
 function startFailing(env: Record<string, string>): Promise<{ code: number | null; stderr: string; hung: boolean }> {
-  const { command, args } = serverCommand(currentTarget(), ROOT)
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SANDBOX_DB_PATH: ':memory:', ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const [command, ...args] = serverCommand(currentTarget())
+  const child = spawn(command!, args, { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SANDBOX_DB_PATH: ':memory:', ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr!.on('data', (chunk) => (stderr += chunk))
   return new Promise((resolve) => {

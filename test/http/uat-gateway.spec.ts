@@ -3,9 +3,9 @@
  * misbehave. Runs on every target: the gateway's timeouts and retries ride on each runtime's fetch.
  */
 import type { APIRequestContext } from '@playwright/test'
-import { expect, test, testNetwork, tripFrom } from './support/fixtures'
-import { currentTarget, freshDatabasePath, startServer, startStandIn, type RunningServer } from './support/server'
-import { portOf, rawExchange, rawHead } from './support/hardening'
+import { expect, test as suite, testNetwork, tripFrom } from './support/client'
+import { portOf, rawExchange, rawHead } from './support/raw'
+import { currentTarget, startStandIn, type RunningServer } from './support/server'
 
 interface Gateway {
   api: APIRequestContext
@@ -15,36 +15,39 @@ interface Gateway {
   stats(): Promise<{ calls: number; bound: number; endorsements: number; cancellations: number; pending: number }>
 }
 
-let running: Gateway | undefined
-
-async function gateway(playwright: { request: { newContext: (o: object) => Promise<APIRequestContext> } }, name: string, env: Record<string, string> = {}): Promise<Gateway> {
-  const insurer = await startStandIn()
-  const sandbox = await startServer({
-    SANDBOX_DB_PATH: freshDatabasePath(name),
-    SANDBOX_UAT_URL: insurer.url,
-    // Long enough for any answer from a stand-in on this machine, however busy; the slow fault
-    // holds its answers far longer.
-    SANDBOX_UAT_TIMEOUT_MS: '1000',
-    SANDBOX_UAT_RETRIES: '1',
-    SANDBOX_UAT_BREAKER_FAILURES: '50',
-    ...env,
-  })
-  const api = await playwright.request.newContext({ baseURL: sandbox.url, extraHTTPHeaders: { 'x-forwarded-for': testNetwork() } })
-  running = {
-    api,
-    sandbox,
-    insurer,
-    control: async (fault, options = {}) => void (await fetch(`${insurer.url}/__control`, { method: 'POST', body: JSON.stringify({ fault, ...options }) })),
-    stats: async () => (await fetch(`${insurer.url}/__stats`)).json(),
-  }
-  return running
-}
-
-test.afterEach(async () => {
-  await running?.api.dispose()
-  await running?.sandbox.stop()
-  await running?.insurer.stop()
-  running = undefined
+/**
+ * Each test's own stand-in insurer and a sandbox on it (a private server), with a client of its
+ * own; all stopped when the test ends.
+ */
+const test = suite.extend<{ gateway: (name: string, env?: Record<string, string>) => Promise<Gateway> }>({
+  gateway: async ({ playwright, privateServer }, use) => {
+    const insurers: RunningServer[] = []
+    const clients: APIRequestContext[] = []
+    await use(async (name, env = {}) => {
+      const insurer = await startStandIn()
+      insurers.push(insurer)
+      const sandbox = await privateServer(name, {
+        SANDBOX_UAT_URL: insurer.url,
+        // Long enough for any answer from a stand-in on this machine, however busy; the slow fault
+        // holds its answers far longer.
+        SANDBOX_UAT_TIMEOUT_MS: '1000',
+        SANDBOX_UAT_RETRIES: '1',
+        SANDBOX_UAT_BREAKER_FAILURES: '50',
+        ...env,
+      })
+      const api = await playwright.request.newContext({ baseURL: sandbox.url, extraHTTPHeaders: { 'x-forwarded-for': testNetwork() } })
+      clients.push(api)
+      return {
+        api,
+        sandbox,
+        insurer,
+        control: async (fault, options = {}) => void (await fetch(`${insurer.url}/__control`, { method: 'POST', body: JSON.stringify({ fault, ...options }) })),
+        stats: async () => (await fetch(`${insurer.url}/__stats`)).json(),
+      }
+    })
+    await Promise.all(clients.map((client) => client.dispose()))
+    await Promise.all(insurers.map((insurer) => insurer.stop()))
+  },
 })
 
 const trip = tripFrom(3, 7)
@@ -59,8 +62,8 @@ async function searchAndIssue(api: APIRequestContext, key?: string) {
   return { search, issued }
 }
 
-test('answers through the insurer, says uat_gateway, and never shows an insurer string', async ({ playwright }) => {
-  const { api, insurer } = await gateway(playwright, 'uat-happy')
+test('answers through the insurer, says uat_gateway, and never shows an insurer string', async ({ gateway }) => {
+  const { api, insurer, stats } = await gateway('uat-happy')
   const seen: string[] = []
   const call = async (path: string, data: object) => {
     const response = await api.post(path, { data })
@@ -86,11 +89,11 @@ test('answers through the insurer, says uat_gateway, and never shows an insurer 
   const labels: string[] = await (await fetch(`${insurer.url}/__labels`)).json()
   for (const text of seen) for (const label of labels) expect(text).not.toContain(label)
   // Previews asked the insurer, who applied nothing.
-  expect(await running!.stats()).toMatchObject({ bound: 1, endorsements: 2, cancellations: 1 })
+  expect(await stats()).toMatchObject({ bound: 1, endorsements: 2, cancellations: 1 })
 })
 
-test("the insurer's decline at bind is 422 insurer_declined, and nothing is issued", async ({ playwright }) => {
-  const { api, control, stats } = await gateway(playwright, 'uat-decline')
+test("the insurer's decline at bind is 422 insurer_declined, and nothing is issued", async ({ gateway }) => {
+  const { api, control, stats } = await gateway('uat-decline')
   const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
   await control('decline', { count: 1 })
   const declined = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
@@ -101,8 +104,8 @@ test("the insurer's decline at bind is 422 insurer_declined, and nothing is issu
 })
 
 for (const fault of ['slow', 'error', 'reset'] as const) {
-  test(`insurer ${fault}: search falls back to simulation; issuing an insurer plan is 503 upstream_unavailable`, async ({ playwright }) => {
-    const { api, control } = await gateway(playwright, `uat-${fault}`)
+  test(`insurer ${fault}: search falls back to simulation; issuing an insurer plan is 503 upstream_unavailable`, async ({ gateway }) => {
+    const { api, control } = await gateway(`uat-${fault}`)
     const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
     expect(search.mode).toBe('uat_gateway')
     await control(fault, { delay_ms: 10_000 })
@@ -123,8 +126,8 @@ for (const fault of ['slow', 'error', 'reset'] as const) {
 }
 
 for (const fault of ['malformed', 'leak'] as const) {
-  test(`insurer answers ${fault}: 502 upstream_invalid, logged with the request id, nothing of it shown`, async ({ playwright }) => {
-    const { api, control, sandbox, insurer } = await gateway(playwright, `uat-${fault}`)
+  test(`insurer answers ${fault}: 502 upstream_invalid, logged with the request id, nothing of it shown`, async ({ gateway }) => {
+    const { api, control, sandbox, insurer } = await gateway(`uat-${fault}`)
     await control(fault)
     const response = await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })
     expect(response.status()).toBe(502)
@@ -137,8 +140,8 @@ for (const fault of ['malformed', 'leak'] as const) {
   })
 }
 
-test('a retry reuses the idempotency key: an attempt that timed out is not bound twice upstream', async ({ playwright }) => {
-  const { api, control, stats } = await gateway(playwright, 'uat-retry', { SANDBOX_UAT_RETRIES: '2' })
+test('a retry reuses the idempotency key: an attempt that timed out is not bound twice upstream', async ({ gateway }) => {
+  const { api, control, stats } = await gateway('uat-retry', { SANDBOX_UAT_RETRIES: '2' })
   const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
   await control('slow', { delay_ms: 3000, count: 1 }) // the first bind is processed, but answers too late
   const issued = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
@@ -148,8 +151,8 @@ test('a retry reuses the idempotency key: an attempt that timed out is not bound
   expect((await stats()).bound).toBe(1)
 })
 
-test("a partner's repeated Idempotency-Key binds one insurer policy", async ({ playwright }) => {
-  const { api, stats } = await gateway(playwright, 'uat-idempotent')
+test("a partner's repeated Idempotency-Key binds one insurer policy", async ({ gateway }) => {
+  const { api, stats } = await gateway('uat-idempotent')
   const { search, issued } = await searchAndIssue(api, 'booking-1')
   const again = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers }, headers: { 'idempotency-key': 'booking-1' } })
   expect(again.headers()['idempotent-replayed']).toBe('true')
@@ -157,8 +160,8 @@ test("a partner's repeated Idempotency-Key binds one insurer policy", async ({ p
   expect((await stats()).bound).toBe(1)
 })
 
-test('the breaker opens after repeated failures, answers at once without calling, and closes after the cooldown', async ({ playwright }) => {
-  const { api, control, stats } = await gateway(playwright, 'uat-breaker', {
+test('the breaker opens after repeated failures, answers at once without calling, and closes after the cooldown', async ({ gateway }) => {
+  const { api, control, stats } = await gateway('uat-breaker', {
     SANDBOX_UAT_RETRIES: '0', SANDBOX_UAT_BREAKER_FAILURES: '2', SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS: '1',
   })
   const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
@@ -179,8 +182,8 @@ test('the breaker opens after repeated failures, answers at once without calling
   expect((await recovered.json()).mode).toBe('uat_gateway')
 })
 
-test('a plan found while the insurer was down stays a simulation plan when the insurer is back', async ({ playwright }) => {
-  const { api, control, stats } = await gateway(playwright, 'uat-source')
+test('a plan found while the insurer was down stays a simulation plan when the insurer is back', async ({ gateway }) => {
+  const { api, control, stats } = await gateway('uat-source')
   await control('error')
   const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
   expect(search.mode).toBe('simulation')
@@ -194,12 +197,12 @@ test('a plan found while the insurer was down stays a simulation plan when the i
   expect(await stats()).toMatchObject({ bound: 0, endorsements: 0 })
 })
 
-test('two requests pipelined on one connection behind a search through the insurer both get their answer', async ({ playwright }) => {
+test('two requests pipelined on one connection behind a search through the insurer both get their answer', async ({ gateway }) => {
   // Bun.serve (uWS) closes a connection when a request is parsed while the answer ahead of it is
   // still pending, writing nothing of either; only an answer that waits on real I/O (the insurer)
   // is pending long enough. Upstream: oven-sh/bun#33664, #38128. README, "Reliability".
   test.fail(['bun', 'binary', 'uat', 'pg'].includes(currentTarget()), 'Bun.serve drops pipelined requests behind a pending answer (oven-sh/bun#38128)')
-  const { sandbox } = await gateway(playwright, 'uat-pipelined')
+  const { sandbox } = await gateway('uat-pipelined')
   const body = JSON.stringify({ trip, travellers })
   const request = rawHead('/api/sandbox/plans/search', { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Forwarded-For': testNetwork() }) + body
   const result = await rawExchange(portOf(sandbox.url), [request + request], { deadlineMs: 5_000, responses: 2 })

@@ -1,4 +1,4 @@
-import { API, addDays, ages, expect, fails, fieldsOf, issuePolicy, searchBody, test, tripFrom } from './support/api'
+import { addDays, ages, API, expect, expectError, fieldsOf, issuePolicy, searchBody, test, tripFrom } from './support/client'
 
 const nextYear = new Date().getUTCFullYear() + 1
 
@@ -33,33 +33,33 @@ const searchCases: { name: string; body: () => unknown; field: string }[] = [
 test.describe('validation_failed (422) names every offending field by JSON path', () => {
   for (const { name, body, field } of searchCases) {
     test(`plan search: ${name}`, async ({ request }) => {
-      const error = await fails(await request.post(API.search, { data: body() }), 422, 'validation_failed')
+      const error = await expectError(await request.post(API.search, { data: body() }), 422, 'validation_failed')
       expect(fieldsOf(error)).toContain(field)
     })
   }
 
   test('every problem in one body is listed', async ({ request }) => {
     const body = { trip: { ...tripFrom(3, 5, 'in', 'FR'), extra: 1 }, travellers: [{ age: 111 }, { age: 1.5 }], currency: 'usd' }
-    const error = await fails(await request.post(API.search, { data: body }), 422, 'validation_failed')
+    const error = await expectError(await request.post(API.search, { data: body }), 422, 'validation_failed')
     expect(fieldsOf(error)).toEqual(expect.arrayContaining(['trip.origin_country', 'trip.extra', 'travellers[0].age', 'travellers[1].age', 'currency']))
     const dates = { trip: { ...tripFrom(-3, 5, 'IN', 'XX'), end_date: `${nextYear}-02-30` }, travellers: ages(30) }
-    const second = await fails(await request.post(API.search, { data: dates }), 422, 'validation_failed')
+    const second = await expectError(await request.post(API.search, { data: dates }), 422, 'validation_failed')
     expect(fieldsOf(second).sort()).toEqual(['trip.destination_country', 'trip.end_date', 'trip.start_date'])
   })
 
   test('policy issue: missing plan_id, bad trip, bad ages, bad partner_reference', async ({ request }) => {
     const trip = tripFrom(3, 5)
-    const missing = await fails(await request.post(API.issue, { data: { trip, travellers: ages(30) } }), 422, 'validation_failed')
+    const missing = await expectError(await request.post(API.issue, { data: { trip, travellers: ages(30) } }), 422, 'validation_failed')
     expect(fieldsOf(missing)).toEqual(['plan_id'])
-    const bad = await fails(await request.post(API.issue, { data: { plan_id: 'plan_x', trip: { ...trip, origin_country: 'ZZ' }, travellers: ages(30) } }), 422, 'validation_failed')
+    const bad = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip: { ...trip, origin_country: 'ZZ' }, travellers: ages(30) } }), 422, 'validation_failed')
     expect(fieldsOf(bad)).toEqual(['trip.origin_country'])
-    const age = await fails(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30, 111) } }), 422, 'validation_failed')
+    const age = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30, 111) } }), 422, 'validation_failed')
     expect(fieldsOf(age)).toEqual(['travellers[1].age'])
-    const longRef = await fails(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), partner_reference: 'R'.repeat(65) } }), 422, 'validation_failed')
+    const longRef = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), partner_reference: 'R'.repeat(65) } }), 422, 'validation_failed')
     expect(fieldsOf(longRef)).toEqual(['partner_reference'])
-    const emptyRef = await fails(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), partner_reference: '' } }), 422, 'validation_failed')
+    const emptyRef = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), partner_reference: '' } }), 422, 'validation_failed')
     expect(fieldsOf(emptyRef)).toEqual(['partner_reference'])
-    const unknown = await fails(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), currency: 'INR' } }), 422, 'validation_failed')
+    const unknown = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), currency: 'INR' } }), 422, 'validation_failed')
     expect(fieldsOf(unknown)).toEqual(['currency'])
   })
 
@@ -83,7 +83,7 @@ test.describe('validation_failed (422) names every offending field by JSON path'
       [{ scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 1), note: 'x' }, 'note'],
     ]
     for (const [body, field] of cases) {
-      const error = await fails(await modify(body), 422, 'validation_failed')
+      const error = await expectError(await modify(body), 422, 'validation_failed')
       expect(fieldsOf(error), JSON.stringify(body)).toContain(field)
     }
   })
@@ -92,16 +92,16 @@ test.describe('validation_failed (422) names every offending field by JSON path'
 test.describe('limit errors (422)', () => {
   test('trip_too_long: search and issue over 180 days; exactly 180 is fine', async ({ request }) => {
     const tooLong = tripFrom(2, 181)
-    const search = await fails(await request.post(API.search, { data: searchBody(tooLong) }), 422, 'trip_too_long')
+    const search = await expectError(await request.post(API.search, { data: searchBody(tooLong) }), 422, 'trip_too_long')
     expect(fieldsOf(search)).toEqual(['trip.end_date'])
-    const issue = await fails(await request.post(API.issue, { data: { plan_id: 'plan_any', trip: tooLong, travellers: ages(30) } }), 422, 'trip_too_long')
+    const issue = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_any', trip: tooLong, travellers: ages(30) } }), 422, 'trip_too_long')
     expect(fieldsOf(issue)).toEqual(['trip.end_date'])
     expect((await request.post(API.search, { data: searchBody(tripFrom(2, 180)) })).status()).toBe(200)
   })
 
   test('trip_too_long: an extension past 180 days; up to 180 is fine', async ({ request }) => {
     const { policy, trip } = await issuePolicy(request, { trip: tripFrom(2, 170) })
-    const error = await fails(
+    const error = await expectError(
       await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.start_date, 181) } }),
       422,
       'trip_too_long',
@@ -113,18 +113,18 @@ test.describe('limit errors (422)', () => {
 
   test('too_many_travellers: search and issue with 7', async ({ request }) => {
     const seven = ages(30, 31, 32, 33, 34, 35, 36)
-    const search = await fails(await request.post(API.search, { data: searchBody(tripFrom(3, 5), seven) }), 422, 'too_many_travellers')
+    const search = await expectError(await request.post(API.search, { data: searchBody(tripFrom(3, 5), seven) }), 422, 'too_many_travellers')
     expect(fieldsOf(search)).toEqual(['travellers'])
-    const issue = await fails(await request.post(API.issue, { data: { plan_id: 'plan_any', trip: tripFrom(3, 5), travellers: seven } }), 422, 'too_many_travellers')
+    const issue = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_any', trip: tripFrom(3, 5), travellers: seven } }), 422, 'too_many_travellers')
     expect(fieldsOf(issue)).toEqual(['travellers'])
   })
 
   test('unsupported_currency for three upper-case letters outside the list; anything else is validation_failed', async ({ request }) => {
-    const error = await fails(await request.post(API.search, { data: searchBody(tripFrom(3, 5), ages(30), 'XYZ') }), 422, 'unsupported_currency')
+    const error = await expectError(await request.post(API.search, { data: searchBody(tripFrom(3, 5), ages(30), 'XYZ') }), 422, 'unsupported_currency')
     expect(fieldsOf(error)).toEqual(['currency'])
     expect(JSON.stringify(error)).not.toContain('XYZ')
     for (const currency of ['usd', 'US', 'USDX', '', 'U$D']) {
-      const invalid = await fails(await request.post(API.search, { data: searchBody(tripFrom(3, 5), ages(30), currency) }), 422, 'validation_failed')
+      const invalid = await expectError(await request.post(API.search, { data: searchBody(tripFrom(3, 5), ages(30), currency) }), 422, 'validation_failed')
       expect(fieldsOf(invalid)).toEqual(['currency'])
     }
   })

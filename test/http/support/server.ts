@@ -1,17 +1,22 @@
 /**
  * Starting real sandbox servers for the HTTP suite: the shared one (playwright.config.ts) and the
- * ones a test needs with its own configuration or its own restarts.
+ * ones a test needs with its own configuration or its own restarts (the `privateServer` fixture,
+ * client.ts). The process itself is started by bench/launch.ts, as the benchmark's are.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
+import { ROOT, launch, runtimeCommand, type Launched, type Runtime } from '../../../bench/launch'
 import { databaseFor, databaseUrl, ensureDatabase } from './postgres'
-import { runtimeCommand, serverCommand, targetEnv, type Runtime, type Target } from './targets'
+import { serverCommand, targetEnv, type Target } from './targets'
 
-export const ROOT = resolve(import.meta.dirname, '../../..')
+export { ROOT }
 export const HTTP_PORT = Number(process.env.SANDBOX_TEST_PORT ?? 3210)
 const TMP = join(ROOT, '.tmp', 'http')
+const SQLITE_FILES = ['', '-wal', '-shm']
+
+export type RunningServer = Launched
 
 /** Paths handed out by freshDatabasePath that no server has started on yet (this process). */
 const freshPaths = new Set<string>()
@@ -23,20 +28,20 @@ const freshPaths = new Set<string>()
 export function freshDatabasePath(name: string): string {
   mkdirSync(TMP, { recursive: true })
   const path = join(TMP, `${name}.db`)
-  for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })
+  removeDatabase(path)
   freshPaths.add(path)
   return path
 }
 
-export interface RunningServer {
-  url: string
-  process: ChildProcess
-  /** Everything the process printed so far (stdout and stderr). */
-  output(): string
-  /** Only what the process printed on stdout so far. */
-  stdout(): string
-  /** Sends the signal and resolves with the exit code once the process has ended. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>
+/**
+ * A database path of its own for this target and this test. The suite may run twice at once (two
+ * checkouts' runs, two port ranges), so the name carries a random part.
+ */
+export const scratchDatabase = (name: string) => freshDatabasePath(`${name}-${currentTarget()}-${randomBytes(4).toString('hex')}`)
+
+/** Removes a SQLite file with its -wal and -shm (nothing to do on `pg`: the run's end drops its databases). */
+export function removeDatabase(path: string): void {
+  for (const suffix of SQLITE_FILES) rmSync(path + suffix, { force: true })
 }
 
 const PORTS_PER_WORKER = 200
@@ -67,75 +72,49 @@ function canListen(port: number): Promise<boolean> {
   })
 }
 
-/** The target the current Playwright project tests (set per worker by fixtures.ts). */
+/** The target the current Playwright project tests (set per worker by client.ts). */
 export function currentTarget(): Target {
   return (process.env.SANDBOX_TARGET as Target | undefined) ?? 'bun'
 }
 
+/** Per database path: its PostgreSQL database being made (once, however many servers start on it at once). */
+const prepared = new Map<string, Promise<string>>()
+
 /**
  * The PostgreSQL database that stands for `dbPath` (`pg`): created, and new if the path is fresh.
- * Answers its URL. startServer calls it; call it first to start several servers on a fresh path at
- * once (they would otherwise race to make it new).
+ * Answers its URL. Servers that start together on one fresh path share the one preparation, so
+ * that none drops what another has just made.
  */
-export async function preparePostgres(dbPath: string): Promise<string> {
-  const database = databaseFor(HTTP_PORT, dbPath)
-  await ensureDatabase(HTTP_PORT, database, freshPaths.delete(dbPath))
-  return databaseUrl(HTTP_PORT, database)
+export function preparePostgres(dbPath: string): Promise<string> {
+  if (!prepared.has(dbPath)) {
+    const database = databaseFor(HTTP_PORT, dbPath)
+    prepared.set(dbPath, ensureDatabase(HTTP_PORT, database, freshPaths.delete(dbPath)).then(() => databaseUrl(HTTP_PORT, database)))
+  }
+  return prepared.get(dbPath)!
 }
 
 /**
  * Starts the current target's server (or `runtime`'s) with extra environment, on its own port;
  * waits until it answers. On `pg` the server's database is the one that belongs to its
  * `SANDBOX_DB_PATH`: the same path (a restart, a second process) is the same database, a fresh path
- * a new one.
+ * a new one. Tests get theirs from the `privateServer` fixture, which also stops it.
  */
 export async function startServer(env: Record<string, string>, runtime?: Runtime): Promise<RunningServer> {
   const port = await testPort()
   const target = currentTarget()
-  const { command, args } = runtime ? runtimeCommand(runtime, ROOT) : serverCommand(target, ROOT)
   const storage: Record<string, string> = {}
   if (target === 'pg') {
     const path = env.SANDBOX_DB_PATH ?? freshDatabasePath(`unnamed-${port}-${Date.now()}`)
     Object.assign(storage, { SANDBOX_DB_PATH: path, SANDBOX_DATABASE_URL: await preparePostgres(path) })
   }
-  return launch(command, args, port, '/healthz', {
-    HOST: '127.0.0.1', PORT: String(port), SANDBOX_TRUST_PROXY: '1', ...targetEnv(target, HTTP_PORT), ...env, ...storage,
+  return launch({
+    command: runtime ? runtimeCommand(runtime) : serverCommand(target),
+    port,
+    env: { SANDBOX_TRUST_PROXY: '1', ...targetEnv(target, HTTP_PORT), ...env, ...storage },
   })
 }
 
 /** Starts a stand-in insurer UAT (test/uat-stand-in/server.ts) on its own port. */
 export async function startStandIn(): Promise<RunningServer> {
-  const port = await testPort()
-  return launch('bun', ['test/uat-stand-in/server.ts'], port, '/__stats', { PORT: String(port) })
-}
-
-async function launch(command: string, args: string[], port: number, readyPath: string, env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  let stdout = ''
-  child.stdout!.on('data', (chunk) => (stdout += chunk))
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
-  const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${command} exited early (${child.exitCode}):\n${output}`)
-    if (await fetch(`${url}${readyPath}`).then((response) => response.ok, () => false)) break
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`${command} did not start:\n${output}`)
-    }
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  return {
-    url,
-    process: child,
-    output: () => output,
-    stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null) child.kill(signal)
-      return exited
-    },
-    stdout: () => stdout,
-  }
+  return launch({ command: ['bun', 'test/uat-stand-in/server.ts'], port: await testPort(), readyPath: '/__stats' })
 }

@@ -2,7 +2,8 @@
  * @module Reading what a test's servers stored, on either engine: the PostgreSQL database of the
  * server's `SANDBOX_DB_PATH` on `pg` (postgres.ts), the SQLite file otherwise.
  */
-import { databaseBytes, readDatabase } from './hardening'
+import Database from 'better-sqlite3'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { databaseFor, queryDatabase } from './postgres'
 import { HTTP_PORT, currentTarget } from './server'
 
@@ -49,4 +50,25 @@ export async function storeBytes(dbPath: string): Promise<Buffer> {
     parts.push(name, ...rows.map(({ row }) => row))
   }
   return Buffer.from(parts.join('\n'))
+}
+
+/** Size of the -wal file, or null when there is none. */
+export function walSize(path: string): number | null {
+  return existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : null
+}
+
+/** Opens the database read-only (better-sqlite3: Playwright runs under Node) for a query or two. */
+export function readDatabase<T>(path: string, work: (db: Database.Database) => T): T {
+  const db = new Database(path, { readonly: true, fileMustExist: true })
+  try {
+    db.pragma('busy_timeout = 5000')
+    return work(db)
+  } finally {
+    db.close()
+  }
+}
+
+/** Every byte of the database file and its -wal and -shm companions, as one buffer. */
+export function databaseBytes(path: string): Buffer {
+  return Buffer.concat(['', '-wal', '-shm'].filter((suffix) => existsSync(path + suffix)).map((suffix) => readFileSync(path + suffix)))
 }

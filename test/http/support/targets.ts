@@ -4,7 +4,7 @@
  * load balancer (`pg`, see postgres.ts). The same HTTP suite runs against each: one Playwright
  * project per target (`SANDBOX_TARGETS=bun,deno` narrows the run).
  */
-import { join } from 'node:path'
+import { runtimeCommand, type Runtime } from '../../../bench/launch'
 import { databaseUrl, sharedDatabase } from './postgres'
 
 export const ALL_TARGETS = ['bun', 'binary', 'deno', 'node', 'uat', 'pg'] as const
@@ -17,32 +17,11 @@ export function selectedTargets(): Target[] {
   return wanted as Target[]
 }
 
-/**
- * How each runtime's server starts, from the repository root (`deno` and `bun` from node_modules/.bin
- * on the PATH), and the build artefact it runs (null: the source). The benchmark starts the same ones.
- */
-export const RUNTIMES = {
-  bun: { command: 'bun', args: ['src/server.bun.ts'], artefact: null },
-  binary: { command: 'dist/travel-sandbox', args: [], artefact: 'dist/travel-sandbox' },
-  deno: { command: 'deno', args: ['run', '--allow-net', '--allow-env', '--allow-read', '--allow-write', 'dist/travel-sandbox.deno.js'], artefact: 'dist/travel-sandbox.deno.js' },
-  node: { command: 'node', args: ['dist/travel-sandbox.node.js'], artefact: 'dist/travel-sandbox.node.js' },
-} as const
-
-export type Runtime = keyof typeof RUNTIMES
-
 /** The runtime a target runs on: `uat` and `pg` are the Bun source with another configuration. */
 export const runtimeOf = (target: Target): Runtime => (target === 'uat' || target === 'pg' ? 'bun' : target)
 
-/** The command that starts a target's server, run from the repository root. */
-export function serverCommand(target: Target, root: string): { command: string; args: string[] } {
-  return runtimeCommand(runtimeOf(target), root)
-}
-
-/** The command that starts a runtime's server, run from the repository root. */
-export function runtimeCommand(runtime: Runtime, root: string): { command: string; args: string[] } {
-  const { command, args, artefact } = RUNTIMES[runtime]
-  return { command: artefact === command ? join(root, command) : command, args: [...args] }
-}
+/** The command line that starts a target's server, run from the repository root (bench/launch.ts). */
+export const serverCommand = (target: Target) => runtimeCommand(runtimeOf(target))
 
 /** Port of the stand-in insurer the `uat` target's servers use (started by playwright.config.ts). */
 export const standInPort = (httpPort: number) => httpPort + 50
