@@ -15,8 +15,8 @@ import type { Rung } from './ladder-server'
 export const LADDER: { key: string; rung: Rung | 'raw' | 'sandbox'; adds: string }[] = [
   { key: 'L0', rung: 'raw', adds: 'raw Bun.serve, fixed answer of the same size (ceiling)' },
   { key: 'L1', rung: 'elysia', adds: 'bare Elysia route (app settings), answer serialised' },
-  { key: 'L2', rung: 'hooks', adds: '+ our hooks (pipeline: request id, headers, error envelope)' },
-  { key: 'L3', rung: 'lookup', adds: '+ session guard, storage read only (no write)' },
+  { key: 'L2', rung: 'hooks', adds: '+ our hooks (request start, error answer, log line)' },
+  { key: 'L3', rung: 'lookup', adds: '+ admission and testing aids, storage read only (no write)' },
   { key: 'L4', rung: 'admission', adds: '+ admission: session lookup, rate check and count (one write)' },
   { key: 'L5', rung: 'body', adds: '+ body reader (size, media type, JSON, personal data) and body schema' },
   { key: 'L6', rung: 'handler', adds: '+ handler (pricing, quotes recorded) and success envelope' },

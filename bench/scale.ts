@@ -2,8 +2,8 @@
  * Scale figures for bench/run.ts (also runnable alone: `bun bench/scale.ts [sessions]`):
  *
  * - seeding: N sessions, each with one plan search and one issued policy, written IN-PROCESS through
- *   the project's own code (createServices with a fake clock, then per session the pipeline's calls
- *   without HTTP: rates.admit creating the session, searchPlans, rates.admit, issuePolicy). Each
+ *   the project's own code (createServices with a fake clock, then per session what admission and the routes call,
+ *   without HTTP: storage.admit creating the session, searchPlans, storage.admit, issuePolicy). Each
  *   session gets its own network key, as if N partners had come by. The fake clock is 2 hours back,
  *   so every session (60 min) and every rate hit (10 min window) has expired by the time the server
  *   opens the file.

