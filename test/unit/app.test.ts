@@ -4,7 +4,7 @@
  * rest over a real socket.
  */
 import { describe, expect, test } from 'bun:test'
-import { START_MS, inProcessApp, tripFrom } from './support/app'
+import { START_MS, inProcessApp, tripFrom, expectFailure } from './support/app'
 
 const MINUTE = 60_000
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -67,8 +67,7 @@ describe('session expiry (fake clock)', () => {
     sandbox.setNow(START_MS + 60 * MINUTE + 24 * 60 * MINUTE)
     await sandbox.services.storage.sweep(sandbox.now())
     const late = await sandbox.call(modify, body, { cookie: token })
-    expect(late.status).toBe(404)
-    expect(late.body.error.code).toBe('policy_not_found')
+    expectFailure(late, 404, 'policy_not_found')
     expect(late.cookie).toBeTruthy()
   })
 
@@ -102,8 +101,7 @@ describe('rolling rate window (fake clock)', () => {
 
     sandbox.setNow(START_MS + 30_000)
     const refused = await sandbox.call('plans/search', search, { cookie: token })
-    expect(refused.status).toBe(429)
-    expect(refused.body.error.code).toBe('rate_limited')
+    expectFailure(refused, 429, 'rate_limited')
     expect(refused.headers.get('retry-after')).toBe('570')
     expect(refused.body.meta.rate_limit).toEqual({ limit: 30, remaining: 0, reset_at: iso(START_MS + 10 * MINUTE) })
     expect(refused.headers.get('ratelimit')).toBe('"sandbox";r=0;t=570')
@@ -191,19 +189,16 @@ describe('issue → modify flow', () => {
 
     // Extending again past 180 days from the start is trip_too_long.
     const tooLong = await sandbox.call(modify, { scenario: 'extend_end_date', new_end_date: tripFrom(START_MS, 10, 181).end_date }, { cookie: token })
-    expect(tooLong.status).toBe(422)
-    expect(tooLong.body.error.code).toBe('trip_too_long')
+    expectFailure(tooLong, 422, 'trip_too_long')
 
     // Another session cannot see the policy or issue against the plan.
     const other = (await sandbox.call('session')).cookie!
     const foreign = await sandbox.call(modify, { scenario: 'correct_partner_reference', partner_reference: 'BK-X' }, { cookie: other })
-    expect(foreign.status).toBe(404)
-    expect(foreign.body.error.code).toBe('policy_not_found')
+    expectFailure(foreign, 404, 'policy_not_found')
     const unknown = await sandbox.call('policy/pol_sbx_00000000000000000000/modify', { scenario: 'correct_partner_reference', partner_reference: 'BK-X' }, { cookie: other })
     expect(unknown.body.error).toEqual(foreign.body.error)
     const foreignPlan = await sandbox.call('policy/new', issueBody, { cookie: other })
-    expect(foreignPlan.status).toBe(404)
-    expect(foreignPlan.body.error.code).toBe('plan_not_found')
+    expectFailure(foreignPlan, 404, 'plan_not_found')
   })
 
   test('issue refuses personal data, naming paths and never values, and stores nothing', async () => {
@@ -216,8 +211,7 @@ describe('issue → modify flow', () => {
       { plan_id: search.body.data.plans[0].plan_id, trip, travellers: [{ age: 30, firstName: 'Asha' }], partner_reference: 'asha@example.com' },
       { cookie: token },
     )
-    expect(response.status).toBe(422)
-    expect(response.body.error.code).toBe('pii_not_allowed')
+    expectFailure(response, 422, 'pii_not_allowed')
     expect(response.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['partner_reference', 'travellers[0].firstName'])
     expect(JSON.stringify(response.body)).not.toContain('Asha')
     expect(JSON.stringify(response.body)).not.toContain('asha@example.com')
@@ -236,14 +230,12 @@ describe('request checks in the app', () => {
     const modify = `policy/${issued.body.data.policy_ref}/modify`
 
     const empty = await sandbox.call(modify, {}, { cookie: token })
-    expect(empty.status).toBe(422)
-    expect(empty.body.error.code).toBe('validation_failed')
+    expectFailure(empty, 422, 'validation_failed')
     expect(empty.body.error.details.map((d: { field: string }) => d.field)).toEqual(['scenario'])
 
     // Spec 4.4: scenario is required. A bare new_end_date must not be taken for an extension.
     const noScenario = await sandbox.call(modify, { new_end_date: tripFrom(START_MS, 1, 5).end_date }, { cookie: token })
-    expect(noScenario.status).toBe(422)
-    expect(noScenario.body.error.code).toBe('validation_failed')
+    expectFailure(noScenario, 422, 'validation_failed')
     expect(noScenario.body.error.details.map((d: { field: string }) => d.field)).toContain('scenario')
     const stored = (await sandbox.services.storage.policies.find(sandbox.db.prepare<{ id: number }>('SELECT id FROM sessions').get()!.id, issued.body.data.policy_ref))!
     expect(stored.status).toBe('issued')

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config'
 import { createServices } from '../../src/modules/services'
 import { openEmbedded } from '../../src/storage/drivers/bun'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
-import { inProcessApp, tripFrom } from './support/app'
+import { inProcessApp, tripFrom, expectFailure } from './support/app'
 import { embeddedStorage } from './support/storage'
 
 /** A driver whose every statement fails with `code` once `broken` is set. */
@@ -48,8 +48,7 @@ describe('request shapes the router decodes itself', () => {
   test('a policy_ref that does not percent-decode is policy_not_found, like any malformed ref', async () => {
     const sandbox = inProcessApp()
     const answer = await sandbox.call('policy/%E0%A4%A/modify', { scenario: 'correct_partner_reference', partner_reference: 'BK-1' })
-    expect(answer.status).toBe(404)
-    expect(answer.body.error.code).toBe('policy_not_found')
+    expectFailure(answer, 404, 'policy_not_found')
   })
 })
 

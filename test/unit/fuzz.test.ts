@@ -25,6 +25,7 @@ import { createServices } from '../../src/modules/services'
 import { withStorage } from './support/storage'
 import { START_MS } from './support/app'
 import { logLine } from '../../src/log'
+import type { Reply } from '../http/support/client'
 
 const SCALE = Math.max(1, Number(process.env.FUZZ_RUNS ?? 1) || 1)
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
@@ -59,13 +60,8 @@ function buildApp(env: Record<string, string>) {
   return { app, services, logs, now: () => now, setNow: (ms: number) => void (now = ms) }
 }
 
-interface Answer {
-  status: number
-  headers: Headers
-  text: string
-  json: any
-  token: string | undefined
-}
+/** What the HTTP suite's raw client reads of an answer (test/http/support/client.ts). */
+type Answer = Omit<Reply, 'setCookies'>
 
 async function send(app: ReturnType<typeof buildApp>['app'], url: string, init: RequestInit): Promise<Answer> {
   const response = await app.handle(new Request(url, init))

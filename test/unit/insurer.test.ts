@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ApiError } from '../../src/errors'
+import { rejection } from './support/errors'
 import { loadCatalogue } from '../../src/modules/plans/catalogue'
 import { priceCatalogue } from '../../src/modules/plans/pricing'
 import { circuitBreaker } from '../../src/modules/insurer/breaker'
@@ -76,16 +76,6 @@ function insurerQuotes(currency = 'EUR') {
   }
 }
 
-async function failure(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise
-  } catch (error) {
-    expect(error).toBeInstanceOf(ApiError)
-    return error as ApiError
-  }
-  throw new Error('expected a failure')
-}
-
 describe('insurer adapter (generic UAT protocol)', () => {
   test('normalises quotes to our catalogue: our names, tiers, benefits and ids, our order, no insurer string', async () => {
     const { insurer, calls } = fakeInsurer([json(200, insurerQuotes())])
@@ -106,7 +96,7 @@ describe('insurer adapter (generic UAT protocol)', () => {
     const foreign = insurerQuotes('USD')
     for (const answer of [unknown, foreign, { quotes: [{ quote_ref: 'x' }] }, '{"quotes": [']) {
       const { insurer, logs } = fakeInsurer([json(200, answer)])
-      expect((await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'req_42'))).code).toBe('upstream_invalid')
+      expect((await rejection(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'req_42'))).code).toBe('upstream_invalid')
       expect(logs.join('\n')).toContain('req_42')
     }
   })
@@ -118,7 +108,7 @@ describe('insurer adapter (generic UAT protocol)', () => {
     expect(calls.map((c) => c.headers['idempotency-key'])).toEqual(['k-1', 'k-1', 'k-1'])
 
     const down = fakeInsurer([json(500, {}), json(502, {}), json(503, {})])
-    const error = await failure(down.insurer.issue({ quoteRef: 'ACMQ-1', trip, ages: [30], currency: 'EUR' }, { requestId: 'req_2', idempotencyKey: 'k-2' }))
+    const error = await rejection(down.insurer.issue({ quoteRef: 'ACMQ-1', trip, ages: [30], currency: 'EUR' }, { requestId: 'req_2', idempotencyKey: 'k-2' }))
     expect(error.code).toBe('upstream_unavailable')
     expect(error.retryAfter).toBeGreaterThanOrEqual(1)
     expect(down.calls).toHaveLength(3)
@@ -126,31 +116,31 @@ describe('insurer adapter (generic UAT protocol)', () => {
 
   test('after the configured failed calls the breaker answers upstream_unavailable without calling', async () => {
     const { insurer, calls } = fakeInsurer(Array.from({ length: 6 }, () => json(503, {})))
-    for (let i = 0; i < 2; i++) await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'req'))
+    for (let i = 0; i < 2; i++) await rejection(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'req'))
     expect(insurer.breakerState()).toBe('open')
     const seen = calls.length
-    expect((await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'req'))).code).toBe('upstream_unavailable')
+    expect((await rejection(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'req'))).code).toBe('upstream_unavailable')
     expect(calls).toHaveLength(seen)
   })
 
   test("the insurer's refusals map to contract errors; unknown refusals are upstream_invalid and not retried", async () => {
     const notCovered = fakeInsurer([json(422, { fault: { code: 'NOT_COVERED', message: 'Acme says no' } })])
-    const error = await failure(notCovered.insurer.endorse({ upstreamRef: 'ACME-UAT-1', scenario: 'correct_destination', value: 'US', dryRun: false }, { requestId: 'r', idempotencyKey: 'k' }))
+    const error = await rejection(notCovered.insurer.endorse({ upstreamRef: 'ACME-UAT-1', scenario: 'correct_destination', value: 'US', dryRun: false }, { requestId: 'r', idempotencyKey: 'k' }))
     expect(error.code).toBe('scenario_not_applicable')
     expect(error.message).not.toContain('Acme')
     expect(notCovered.calls[0]!.body).toEqual({ change: 'DESTINATION', value: 'US', dry_run: false })
 
     const declined = fakeInsurer([json(422, { fault: { code: 'DECLINED', message: 'Acme underwriting says no' } })])
-    const decline = await failure(declined.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))
+    const decline = await rejection(declined.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))
     expect(decline.code).toBe('insurer_declined')
     expect(decline.message).not.toContain('Acme')
 
     const cancelled = fakeInsurer([json(409, { fault: { code: 'POLICY_CANCELLED' } })])
-    expect((await failure(cancelled.insurer.cancel({ upstreamRef: 'ACME-UAT-1', dryRun: true }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('policy_cancelled')
+    expect((await rejection(cancelled.insurer.cancel({ upstreamRef: 'ACME-UAT-1', dryRun: true }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('policy_cancelled')
     expect(cancelled.calls[0]).toMatchObject({ url: 'http://insurer.test/v1/policies/ACME-UAT-1/cancellations', body: { dry_run: true } })
 
     const odd = fakeInsurer([json(400, { fault: { code: 'ACME_SAYS_NO' } })])
-    expect((await failure(odd.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
+    expect((await rejection(odd.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
     expect(odd.calls).toHaveLength(1)
   })
 })
@@ -158,17 +148,17 @@ describe('insurer adapter (generic UAT protocol)', () => {
 describe('insurer adapter: answers that must not pass', () => {
   test('a search refusal is upstream_invalid, never a partner error', async () => {
     const { insurer } = fakeInsurer([json(422, { fault: { code: 'NOT_COVERED' } })])
-    expect((await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
+    expect((await rejection(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
   })
 
   test('a policy bound in another currency is upstream_invalid', async () => {
     const { insurer } = fakeInsurer([json(201, { policy_number: 'ACME-UAT-1', status: 'BOUND', currency: 'JPY', premium_minor: 999_999 })])
-    expect((await failure(insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
+    expect((await rejection(insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
   })
 
   test('a JSON null is upstream_invalid, not an outage to retry', async () => {
     const { insurer, calls } = fakeInsurer([json(200, 'null')])
-    expect((await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
+    expect((await rejection(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
     expect(calls).toHaveLength(1)
     expect(insurer.breakerState()).toBe('closed')
   })
@@ -177,6 +167,6 @@ describe('insurer adapter: answers that must not pass', () => {
     const answer = insurerQuotes()
     answer.quotes.push({ ...answer.quotes[0]!, quote_ref: 'ACMQ-dup', premium_minor: 1 })
     const { insurer } = fakeInsurer([json(200, answer)])
-    expect((await failure(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
+    expect((await rejection(insurer.search({ trip, ages: [30], currency: 'EUR' }, 'r'))).code).toBe('upstream_invalid')
   })
 })

@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import { refundOf } from '../../src/modules/policies/refund'
 import { toDayNumber } from '../../src/domain/dates'
-import { START_MS, inProcessApp, tripFrom } from './support/app'
+import { START_MS, inProcessApp, tripFrom, expectFailure } from './support/app'
 
 const DAY = 86_400_000
 
@@ -110,8 +110,7 @@ describe('cancellation (fake clock)', () => {
   test('an unknown field in the cancel body is validation_failed', async () => {
     const { ref, call } = await withPolicy(3, 5)
     const refused = await call(`policy/${ref}/cancel`, { preview: true, reason: 'changed plans' })
-    expect(refused.status).toBe(422)
-    expect(refused.body.error.code).toBe('validation_failed')
+    expectFailure(refused, 422, 'validation_failed')
   })
 })
 
@@ -138,15 +137,13 @@ describe('modify preview (fake clock)', () => {
 describe('business outcomes on issue (fake clock)', () => {
   test('insurer_declined: 422, nothing written', async () => {
     const { issued, sandbox } = await withPolicy(3, 5, { 'sandbox-outcome': 'insurer_declined' })
-    expect(issued.status).toBe(422)
-    expect(issued.body.error.code).toBe('insurer_declined')
+    expectFailure(issued, 422, 'insurer_declined')
     expect(sandbox.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM policies').get()!.n).toBe(0)
   })
 
   test('price_changed: 409 with the premium at bind; the issue that accepts it succeeds at that premium', async () => {
     const { issued, call, plan, trip, travellers } = await withPolicy(3, 5, { 'sandbox-outcome': 'price_changed' })
-    expect(issued.status).toBe(409)
-    expect(issued.body.error.code).toBe('price_changed')
+    expectFailure(issued, 409, 'price_changed')
     const atBind = Math.round(Math.round(plan.premium * 100) * 1.05) / 100
     expect(issued.body.error.details).toEqual([{ field: 'expected_premium', issue: `must be ${atBind.toFixed(2)}, the premium at bind, to accept it` }])
     const body = { plan_id: plan.plan_id, trip, travellers }
@@ -174,8 +171,7 @@ describe('business outcomes on issue (fake clock)', () => {
     const readyAt = Date.parse(certificate.ready_at)
     expect(readyAt).toBe(sandbox.now() + 5_000)
     const early = await call(`policy/${ref}/documents/policy_certificate`)
-    expect(early.status).toBe(409)
-    expect(early.body.error.code).toBe('document_not_ready')
+    expectFailure(early, 409, 'document_not_ready')
     expect(early.headers.get('retry-after')).toBe('5')
 
     sandbox.setNow(readyAt)

@@ -3,6 +3,7 @@
  * Every call shares the network "unknown" (no socket, X-Forwarded-For not trusted), so give each
  * test its own app.
  */
+import { expect } from 'bun:test'
 import { createApp } from '../../../src/app'
 import { loadConfig } from '../../../src/config'
 import { createServices } from '../../../src/modules/services'
@@ -57,4 +58,9 @@ function sessionCookie(response: Response): string | undefined {
 export function tripFrom(nowMs: number, offsetDays: number, days: number, origin = 'IN', destination = 'FR') {
   const day = (n: number) => new Date(nowMs + n * 86_400_000).toISOString().slice(0, 10)
   return { origin_country: origin, destination_country: destination, start_date: day(offsetDays), end_date: day(offsetDays + days) }
+}
+
+/** A failure as the contract answers it: this status, and this code in the error envelope. */
+export function expectFailure(answer: { status: number; body: any }, status: number, code: string): void {
+  expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status, code })
 }
