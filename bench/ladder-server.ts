@@ -73,8 +73,8 @@ async function main() {
     .use(has('lookup') ? sessionAdmission(services) : none())
     .use(has('lookup') ? testingAids(config) : none())
     .use(has('body') ? bodyReader : none())
+    .use(has('hooks') ? accessLog(log) : none()) // before the route, as a hook must be to reach it
     .post(PATHS.search, handler as () => unknown, has('body') ? { body: SearchBody } : {})
-    .use(has('hooks') ? accessLog(log) : none())
     .listen({ port: config.port, hostname: config.host })
   const server = app.server!
   console.log(JSON.stringify({ msg: 'listening', url: server.url.toString(), rung: RUNGS[level] }))

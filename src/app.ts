@@ -67,10 +67,9 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
     .use(testingAids(config))
     // 6. The body: size, media type, JSON, personal data.
     .use(bodyReader)
-    // 8. Once answered: the call's line in the log. (Listed before the routes: a hook reaches only
-    //    the routes added after it.)
+    // 7. The routes, added last of all below: each validates its body against its schema, then runs its handler.
+    // 8. Once answered: the call's line in the log (added before the routes: a hook reaches only routes added after it).
     .use(accessLog(log))
-    // 7. The routes: each validates its body against its schema, then runs its handler.
     .use(sessionRoutes(admission, services))
     .use(planRoutes(admission, services))
     .use(policyRoutes(admission, services))

@@ -60,7 +60,7 @@ interface Setting<Value> {
   fallback: Value | ((config: Partial<Config>) => Value)
   /** The default as `--help` and the docs say it, where the value alone does not say it. */
   shown?: string
-  /** One line for `--help` and the docs. */
+  /** One line for the docs (Markdown) and `--help` (without its backticks). */
   help: string
   /** More for the docs' table (Markdown). */
   more?: string
@@ -142,7 +142,7 @@ export const SETTINGS = {
   port: { name: 'PORT', rule: wholeNumber(0, 65_535), fallback: 3000, help: 'port to listen on' },
   host: { name: 'HOST', rule: hostRule, fallback: '0.0.0.0', help: 'address to listen on' },
   dbPath: {
-    name: 'SANDBOX_DB_PATH', rule: text, fallback: 'data/sandbox.db', help: 'the embedded SQLite file (its folder is created); :memory: for a throwaway store',
+    name: 'SANDBOX_DB_PATH', rule: text, fallback: 'data/sandbox.db', help: 'the embedded SQLite file (its folder is created); `:memory:` for a throwaway store',
   },
   databaseUrl: {
     name: 'SANDBOX_DATABASE_URL', rule: unset(databaseUrlRule), fallback: null, shown: 'unset: the embedded file',
@@ -151,7 +151,7 @@ export const SETTINGS = {
   },
   dbMaxMegabytes: {
     name: 'SANDBOX_DB_MAX_MB', rule: wholeNumber(0, 1_000_000), fallback: 0, shown: '0: no cap', help: 'cap on the embedded file, in MiB',
-    more: 'writes past it answer `503 storage_unavailable` until the sweep frees space. Ignored with `SANDBOX_DATABASE_URL` (size a PostgreSQL server by its own means)',
+    more: '; writes past it answer `503 storage_unavailable` until the sweep frees space. Ignored with `SANDBOX_DATABASE_URL` (size a PostgreSQL server by its own means)',
   },
   rateLimit: { name: 'SANDBOX_RATE_LIMIT', rule: wholeNumber(1, 1_000_000_000), fallback: 30, help: 'requests per window, per session and per network' },
   rateWindowSeconds: { name: 'SANDBOX_RATE_WINDOW_SECONDS', rule: wholeNumber(1, 86_400), fallback: 600, help: 'the rolling window, in seconds' },
@@ -242,7 +242,7 @@ const defaultOf = (setting: Setting<unknown>) => setting.shown ?? String(setting
 
 /** The variables as `--help` lists them. */
 export function settingsHelp(): string {
-  return allSettings().map((setting) => `  ${setting.name.padEnd(38)}${setting.help} [${defaultOf(setting)}]`).join('\n')
+  return allSettings().map((setting) => `  ${setting.name.padEnd(38)}${setting.help.replaceAll('`', '')} [${defaultOf(setting)}]`).join('\n')
 }
 
 /**
@@ -251,8 +251,8 @@ export function settingsHelp(): string {
  */
 export function settingsTable(names?: string[]): string {
   const rows = names ? names.map((name) => allSettings().find((setting) => setting.name === name)!) : allSettings()
-  const shown = (setting: Setting<unknown>) => defaultOf(setting).replace(/^(.*?)(: .*)?$/, (_, value: string, rest = '') => `\`${value}\`${rest}`)
-  const meaning = (setting: Setting<unknown>) => (names ? setting.help : [setting.help, setting.more].filter(Boolean).join(' '))
+  const shown = (setting: Setting<unknown>) => setting.shown ?? `\`${String(setting.fallback)}\``
+  const meaning = (setting: Setting<unknown>) => (names ? setting.help : `${setting.help}${setting.more?.startsWith(';') ? '' : ' '}${setting.more ?? ''}`.trim())
   return ['| variable | default | accepts | meaning |', '|---|---|---|---|',
     ...rows.map((setting) => `| \`${setting.name}\` | ${shown(setting)} | ${setting.rule.accepts} | ${meaning(setting)} |`)].join('\n')
 }

@@ -70,7 +70,7 @@ const tooSlow = () => new ApiError('request_timeout', `The body did not arrive w
 /**
  * The body stream failed: the client went away mid-body, or its chunked encoding is malformed. The
  * caller's doing, not ours: a 400 (which it will rarely see), not an internal error with a stack.
- * The connection's framing is lost with it, so the answer closes the connection (pipeline.ts).
+ * The connection's framing is lost with it, so the answer closes the connection (error-answer.ts).
  */
 export class UnreadableBody extends ApiError {
   constructor() {

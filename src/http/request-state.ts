@@ -3,6 +3,7 @@
  * Every step of the request (app.ts) reads and writes it here; handlers see it as `sandbox`.
  */
 import type { RateStatus } from '../domain/rate-window'
+import type { SessionRow } from '../storage/storage'
 import type { ModeModel } from './envelope-model'
 
 export type Mode = typeof ModeModel.static
@@ -15,7 +16,7 @@ export interface RequestState {
   /** The clock reading the request was admitted at; every write it makes is stamped with it. */
   admittedAt: number
   mode: Mode
-  session: { id: number; ref: string; expiresAt: number } | null
+  session: SessionRow | null
   /** The session's cookie token, kept in memory only: it keys the hash of an Idempotency-Key. */
   sessionToken: string | null
   rate: RateStatus | null

@@ -198,14 +198,18 @@ test('a plan found while the insurer was down stays a simulation plan when the i
 })
 
 test('two requests pipelined on one connection behind a search through the insurer both get their answer', async ({ gateway }) => {
-  // Bun.serve (uWS) closes a connection when a request is parsed while the answer ahead of it is
+  // Bun.serve (uWS) may close a connection when a request is parsed while the answer ahead of it is
   // still pending, writing nothing of either; only an answer that waits on real I/O (the insurer)
-  // is pending long enough. Upstream: oven-sh/bun#33664, #38128. README, "Reliability".
-  test.fail(['bun', 'binary', 'uat', 'pg'].includes(currentTarget()), 'Bun.serve drops pipelined requests behind a pending answer (oven-sh/bun#38128)')
+  // is pending long enough, and whether it is depends on timing. Upstream: oven-sh/bun#33664, #38128.
+  // README, "Reliability". On Bun both answers or neither, never a wrong or partial one; elsewhere both.
+  const onBun = ['bun', 'binary', 'uat', 'pg'].includes(currentTarget())
   const { sandbox } = await gateway('uat-pipelined')
   const body = JSON.stringify({ trip, travellers })
   const request = rawHead('/api/sandbox/plans/search', { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Forwarded-For': testNetwork() }) + body
   const result = await rawExchange(portOf(sandbox.url), [request + request], { deadlineMs: 5_000, responses: 2 })
-  expect(result.responses.map((answer) => answer.status), `${result.ended}: ${result.bytes.toString('latin1').slice(0, 200)}`).toEqual([200, 200])
+  const statuses = result.responses.map((answer) => answer.status)
+  const seen = `${result.ended}: ${result.bytes.toString('latin1').slice(0, 200)}`
+  if (onBun && statuses.length === 0) expect(result.bytes.length, seen).toBe(0)
+  else expect(statuses, seen).toEqual([200, 200])
   for (const answer of result.responses) expect(JSON.parse(answer.text).mode).toBe('uat_gateway')
 })

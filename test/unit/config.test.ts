@@ -168,4 +168,12 @@ describe('the configuration table', () => {
     }
     expect(help).toContain('SANDBOX_RATE_LIMIT                    requests per window, per session and per network [30]')
   })
+
+  test('loadConfig reads every variable of the table: a value its rule refuses stops start-up, naming it', () => {
+    for (const setting of Object.values(SETTINGS) as { name: string; rule: { refusesEmpty?: boolean } }[]) {
+      // The gateway's own settings are read only with a gateway; a blank text, any other rule's nonsense.
+      const env = { SANDBOX_UAT_URL: 'http://uat.example', [setting.name]: setting.rule.refusesEmpty ? ' ' : '%not valid%' }
+      expect(configError(env).message).toStartWith(`${setting.name} `)
+    }
+  })
 })

@@ -26,6 +26,7 @@ import { withStorage } from './support/storage'
 import { START_MS } from './support/app'
 import { logLine } from '../../src/log'
 import type { Reply } from '../http/support/client'
+import { LEAK_PATTERNS } from '../support/leaks'
 
 const SCALE = Math.max(1, Number(process.env.FUZZ_RUNS ?? 1) || 1)
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
@@ -76,7 +77,6 @@ async function send(app: ReturnType<typeof buildApp>['app'], url: string, init: 
   return { status: response.status, headers: response.headers, text, json, token }
 }
 
-const LEAKS = [/\n\s*at\s/, /\bat\s+\S+\s+\(/, /(?:[\\/][\w.@-]+)+\.(?:ts|js|mjs|cjs)\b/, /node_modules/, /\/(?:work|home|tmp|usr|src)\//, /\bstack\b/i, /SQLITE_/, /TypeError|ReferenceError|SyntaxError|RangeError/]
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 /** Everything wrong with an answer that should be the contract's envelope; empty when none. */
@@ -255,7 +255,7 @@ describe('fuzz: arbitrary requests against every endpoint', () => {
         // The path as the URL standard reads it: `/api/sandbox/%2e%2e/sandbox` is the front door `/api/sandbox`.
         const plain = PLAIN.has(new URL(`${base}${request.path}`).pathname) && (request.method === 'GET' || request.method === 'HEAD')
         if (plain || request.method === 'HEAD') return
-        for (const pattern of LEAKS) expect(pattern.test(answer.text), `${where} matches ${pattern}`).toBe(false)
+        for (const pattern of LEAK_PATTERNS) expect(pattern.test(answer.text), `${where} matches ${pattern}`).toBe(false)
         expect(envelopeProblems(answer), where).toEqual([])
         if (answer.json.ok === false) expect(answer.text.includes(MARK), `${where}: the error echoes a sent value`).toBe(false)
       }),

@@ -12,9 +12,9 @@ import { ApiError, FAILURE_MESSAGE } from '../../errors'
 import { rateLimitHeaders } from '../../http/envelope'
 import { fairUseMessage } from '../../domain/rate-window'
 import { PATHS } from '../../http/paths'
-import { stateOf, type RequestState } from '../../http/request-state'
+import { stateOf } from '../../http/request-state'
 import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
-import type { SessionRow, Storage } from '../../storage/storage'
+import type { Storage } from '../../storage/storage'
 import { mintSession, tokenHashOf } from './service'
 
 export interface AdmissionDeps {
@@ -55,7 +55,7 @@ export function sessionAdmission({ config, clock, storage }: AdmissionDeps) {
       }
       if (admission.created && minted.token) setSessionCookie(sessionCookie, request, config, minted.token, config.sessionTtlSeconds)
       state.sessionToken = admission.created ? minted.token : admission.session && String(sessionCookie.value)
-      return { sandbox: state as RequestState & { session: SessionRow | null } }
+      return { sandbox: state }
     })
 }
 

@@ -12,7 +12,6 @@ export const SessionBody = t.Object({
   })),
 }, { additionalProperties: false, 'x-issue': 'must be an object' })
 
-
 export const SessionData = t.Object({
   session_ref: t.String({ pattern: '^sbx_[0-9a-f]+$', description: 'Public session reference; not the cookie.' }),
   expires_at: t.String({ format: 'date-time', description: 'Session end, fixed at creation (`limits.session_minutes` later).' }),

@@ -48,7 +48,8 @@ export function sessionPayload(session: { ref: string; expiresAt: number }, conf
 /**
  * Runs `work` in one transaction, after checking there that the session still runs: a session that
  * ended while its request was in flight (a slow insurer, a sweep) gets `session_expired` and
- * nothing written. The check holds the session against the sweep until the transaction ends.
+ * nothing written. The check holds the session against the sweep until the transaction ends. As in
+ * any transaction (storage.ts, `transaction`), `work` awaits only the stores it is given.
  */
 export function inLiveSession<T>(storage: Storage, sessionId: number, now: number, work: (stores: Stores) => Promise<T>): Promise<T> {
   return storage.transaction(async (stores) => {

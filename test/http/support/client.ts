@@ -14,6 +14,7 @@ import type { Runtime } from '../../../bench/launch'
 import { ERROR_STATUS } from '../../../src/errors'
 import { ROOT, currentTarget, removeDatabase, scratchDatabase, startServer, type RunningServer } from './server'
 import { expectedMode } from './targets'
+import { LEAK_PATTERNS } from '../../support/leaks'
 
 export { expect }
 export { TooSlow, before, sleep, withTimeSpans } from '../../support/wait'
@@ -215,17 +216,7 @@ export type ErrorObject = { code: string; message: string; details?: { field: st
 
 export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
-/** Any text a client must never see: stack frames, source paths, driver messages. */
-export const LEAK_PATTERNS = [
-  /\n\s*at\s/, // a stack frame
-  /\bat\s+\S+\s+\(/, // "at fn (" on one line
-  /(?:[A-Za-z]:)?(?:[\\/][\w.@-]+)+\.(?:ts|js|mjs|cjs|tsx)\b/, // a source file path
-  /node_modules/,
-  /\/(?:work|home|tmp|usr|src)\//,
-  /\bstack\b/i,
-  /SQLITE_/i,
-  /database is locked/i,
-]
+export { LEAK_PATTERNS }
 
 type Check = (ok: boolean, what: string) => void
 
