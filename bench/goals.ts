@@ -8,13 +8,11 @@ import { unexpected } from './load'
 import type { Row } from './measure'
 import type { PostgresRow } from './postgres'
 import type { ScaleResult } from './scale'
-import type { WorkersResult } from './workers'
 
 export interface Results {
   ladder: Row[]
   paths: Row[]
   scale: ScaleResult | null
-  workers: WorkersResult | null
   bodies: BodyCost | null
   postgres: PostgresRow[] | null
 }
@@ -97,10 +95,7 @@ export function verdicts(results: Results): Verdict[] {
     const ratio = worst.ms / normalMs
     out.push({ target: 'g: worst 16 KiB body within 2× of a normal one (median, sequential)', pass: ratio <= 2, measured: `${worst.ms.toFixed(2)} ms (${worst.shape}) vs ${normalMs.toFixed(2)} ms: ${ratio.toFixed(2)}×` })
   }
-  if (results.workers) {
-    const { exact } = results.workers
-    out.push({ target: 'rate limit exact across 2 workers', pass: exact.admitted === exact.limit && exact.other === 0, measured: `${exact.admitted} admitted of limit ${exact.limit}` })
-  }
+
   if (results.postgres) {
     const bad = results.postgres.reduce((sum, row) => sum + row.unexpected, 0)
     out.push({ target: 'PostgreSQL: every answer 2xx with one and two instances', pass: bad === 0, measured: `${bad} unexpected` })

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 
 /** Parts `--only` can pick; `ladder` includes the raw row every ratio is taken against. */
-export const PARTS = ['ladder', 'c', 'd', 'e', 'f', 'g', 'workers', 'pg', 'scale'] as const
+export const PARTS = ['ladder', 'c', 'd', 'e', 'f', 'g', 'pg', 'scale'] as const
 export type Part = (typeof PARTS)[number]
 
 export interface Options {

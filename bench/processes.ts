@@ -125,7 +125,7 @@ export function killQuietly(pid: number, signal: NodeJS.Signals) {
   }
 }
 
-/** Direct children of a process (the Bun entry's extra workers), from /proc. */
+/** Direct children of a process (a shell's, say), from /proc. */
 export const childPids = (pid: number): number[] => fromProc(() => readdirSync(`/proc/${pid}/task`).flatMap((task) =>
   readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)), [])
 

@@ -88,18 +88,6 @@ function scaleTable(results: Results): string[] {
   `| binary cold start to first answer (${scale.coldStartRuns} runs): p50 / best | ${fmt(scale.coldStartP50Ms)} / ${fmt(scale.coldStartBestMs)} ms |`]
 }
 
-function workersTable(results: Results, options: Options): string[] {
-  const { workers } = results
-  if (!workers) return []
-  const e = workers.exact
-  return ['', `### Multi-process (SANDBOX_WORKERS; plan search; no pinning; ${Math.max(options.connections, 8)} connections)`, '',
-    '| workers | req/s | p99 ms | non-2xx | CPU split per process |', '|---:|---:|---:|---:|---|',
-    ...workers.throughput.map((w) => `| ${w.workers} | ${w.rps.toFixed(0)} | ${w.p99_ms.toFixed(2)} | ${w.non2xx} | ${w.cpuShares} |`),
-    '', `Rate limit across 2 workers: SANDBOX_RATE_LIMIT=${e.limit}; one session opened (1 admitted), then ${e.concurrent} concurrent searches on it ` +
-      `(new sockets per process: ${e.sockets}): admitted ${e.admitted} in all, refused ${e.refused} with 429, other ${e.other}. ` +
-      `${e.admitted === e.limit && e.other === 0 ? 'Exact.' : `NOT exact (expected ${e.limit}).`}`]
-}
-
 function postgresTable(results: Results, options: Options): string[] {
   if (!results.postgres) return []
   return ['', `### PostgreSQL (embedded server on this machine; no pinning: PostgreSQL, the instances and wrk share ${CORES} cores; ${options.connections} connections in all)`, '',
@@ -120,7 +108,6 @@ export function report(results: Results, options: Options, load: { start: string
     ...pathsTable(results.paths, results.ladder[0]),
     ...halfRateTable([...results.ladder, ...results.paths], options),
     ...scaleTable(results),
-    ...workersTable(results, options),
     ...postgresTable(results, options),
     ...targetsTable(results),
     '',

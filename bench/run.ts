@@ -2,13 +2,13 @@
  * @module The benchmark (`npm run bench`): the cost ladder from a bare Bun.serve to the sandbox's plan
  * search, the other paths (issue, modify, the 429 path) and deploy targets against the same raw
  * ceiling, latency at half the measured maximum, scale (RSS, a 100,000-session sweep, cold start),
- * SANDBOX_WORKERS, PostgreSQL with one and two instances, and PASS/MISS per target. Prints Markdown
+ * PostgreSQL with one and two instances, and PASS/MISS per target. Prints Markdown
  * and writes it to bench/results.md (bench/README.md says how to read it).
  * Needs `wrk` (Debian: `apt-get install -y wrk`) and, for the binary/Deno/Node rows and the cold
  * start, `npm run build`.
  *
  *   bun bench/run.ts [--duration 10] [--warmup 2] [--connections 16] [--sessions 100000] [--quick]
- *                    [--only ladder,c,d,e,f,g,workers,pg,scale] [--src DIR]
+ *                    [--only ladder,c,d,e,f,g,pg,scale] [--src DIR]
  *
  *   --quick   skip the scale figures (seeding, RSS, sweep, cold start)
  *   --only    run only these parts; the targets of the others say n/a (ratios need `ladder`)
@@ -16,7 +16,7 @@
  *
  * Where the parts live: options.ts (arguments), launch.ts (a server process, shared with the HTTP
  * suite), embedded-postgres.ts, processes.ts (servers, cleanup, /proc), load.ts (wrk,
- * constant rate), measure.ts (one row), ladder.ts + ladder-server.ts, workers.ts, bodies.ts,
+ * constant rate), measure.ts (one row), ladder.ts + ladder-server.ts, bodies.ts,
  * postgres.ts, scale.ts, goals.ts (targets, PASS/MISS), report.ts (tables).
  */
 import { existsSync, writeFileSync } from 'node:fs'
@@ -32,7 +32,6 @@ import { runPostgres } from './postgres'
 import { BUN, PIN, ROOT, loadAverage, openHarness } from './processes'
 import { report } from './report'
 import { runScale } from './scale'
-import { multiProcess } from './workers'
 
 /** The sandbox's Bun entry: this checkout's, or `--src`'s. */
 function sandboxCommand(options: Options): string[] {
@@ -74,7 +73,6 @@ async function main(options: Options): Promise<void> {
       ladder: wanted(options, 'ladder') ? await runLadder(bench, sandbox, label) : [],
       paths: await runPaths(bench, sandbox, label),
       bodies: wanted(options, 'g') ? await bodyCost(bench, sandbox) : null,
-      workers: wanted(options, 'workers') ? await multiProcess(bench, sandbox) : null,
       postgres: wanted(options, 'pg') ? await runPostgres(bench, sandbox) : null,
       scale: wanted(options, 'scale') ? await runScale({
         sessions: options.sessions,

@@ -21,8 +21,6 @@ export interface Config {
   trustProxy: number
   /** Browser origins allowed to call with credentials (CORS); empty: CORS off. */
   corsOrigins: string[]
-  /** Processes serving one port and one database file (Bun entry and binary; Linux `SO_REUSEPORT`). */
-  workers: number
   /** The insurer UAT gateway; null when `SANDBOX_UAT_URL` is unset (simulation only). */
   uat: UatConfig | null
   /**
@@ -166,10 +164,6 @@ export const SETTINGS = {
     help: 'browser origins allowed to call with credentials, comma-separated',
     more: '(`https://tool.example,http://localhost:5173`); the cookie becomes `SameSite=None; Secure` ([API guide](api.md#browser-tools-on-another-origin-cors))',
   },
-  workers: {
-    name: 'SANDBOX_WORKERS', rule: wholeNumber(1, 64), fallback: 1, help: 'processes serving one port and one database file (Bun entry and binary, Linux)',
-    more: '([benchmark](../bench/README.md))',
-  },
   uatUrl: {
     name: 'SANDBOX_UAT_URL', rule: unset(httpUrl), fallback: null, shown: 'unset: simulation only', help: 'base URL of an insurer UAT, for uat_gateway mode',
     more: '(speaking the [protocol below](#the-generic-insurer-uat-protocol))',
@@ -223,7 +217,6 @@ export function loadConfig(env: Env): Config {
     sweepIntervalSeconds: value('sweepIntervalSeconds'),
     trustProxy: value('trustProxy'),
     corsOrigins: value('corsOrigins'),
-    workers: value('workers'),
   })
   const uatUrl = value('uatUrl')
   config.uat = uatUrl === null ? null : {

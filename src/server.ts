@@ -9,7 +9,7 @@ import { createApp, type RuntimeDescription } from './app'
 import { startDeliveries } from './modules/events/delivery'
 import { createLog } from './log'
 import { ConfigError, loadConfig, settingsHelp, type Config } from './config'
-import { describeStorage, openStorage, type EmbeddedConnection, type Storage } from './storage'
+import { FileInUse, describeStorage, openStorage, type OpenEmbedded, type Storage } from './storage'
 import { createServices, type Services } from './modules/services'
 import { DOCS_PATH } from './http/paths'
 import { version } from '../package.json'
@@ -39,10 +39,8 @@ function handleArguments(args: string[]): void {
 export type SandboxApp = ReturnType<typeof createApp>
 
 export interface Runtime extends RuntimeDescription {
-  /** False in the extra processes of a multi-process server: one process sweeps for all. */
-  sweeps?: boolean
-  /** Opens the embedded database file on this runtime. */
-  openEmbedded(path: string): EmbeddedConnection
+  /** Opens a file of the embedded database on this runtime. */
+  openEmbedded: OpenEmbedded
   /** Starts serving; `stop` stops accepting and resolves once in-flight requests are done. */
   serve(app: SandboxApp, config: Config): { url: string; stop(): Promise<void> }
 }
@@ -124,6 +122,9 @@ async function storageOrExit(config: Config, runtime: Runtime): Promise<Storage>
   try {
     return await openStorage(config, runtime.openEmbedded)
   } catch (error) {
+    if (error instanceof FileInUse) {
+      cannotStart(`SANDBOX_DB_PATH: ${path} is in use by another process; an embedded file serves one process (several share a PostgreSQL database: SANDBOX_DATABASE_URL)`)
+    }
     cannotStart(`SANDBOX_DB_PATH: cannot open ${path} as a database file (${reason(error)})`)
   }
 }
@@ -140,7 +141,7 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
 
   let sweeping = false
   const sweepTimer = setInterval(async () => {
-    if (sweeping || runtime.sweeps === false) return
+    if (sweeping) return
     sweeping = true
     try {
       const started = performance.now()

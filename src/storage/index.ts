@@ -4,12 +4,12 @@
  */
 import type { SqliteConnection } from './drivers/connection'
 import { sqliteStorage } from './sqlite/engine'
+import { ownFile } from './sqlite/ownership'
 import { postgresStorage } from './postgres/engine'
 import type { Storage } from './storage'
 
 export type { Storage } from './storage'
-/** What a runtime's adapter (storage/drivers/) opens: a connection to the embedded file. */
-export type { SqliteConnection as EmbeddedConnection } from './drivers/connection'
+export { FileInUse } from './sqlite/ownership'
 
 /** What the storage needs of the configuration (config.ts, a layer above, names these the same). */
 export interface StorageConfig {
@@ -20,10 +20,21 @@ export interface StorageConfig {
   rateWindowSeconds: number
 }
 
-export async function openStorage(config: StorageConfig, openEmbedded: (path: string) => SqliteConnection): Promise<Storage> {
+/** Opens a file of the embedded database: its data, or the lock that keeps it to one process (sqlite/ownership.ts). */
+export type OpenEmbedded = (path: string, role: 'data' | 'lock') => SqliteConnection
+
+export async function openStorage(config: StorageConfig, openEmbedded: OpenEmbedded): Promise<Storage> {
   const rates = { rateLimit: config.rateLimit, rateWindowMs: config.rateWindowSeconds * 1000 }
   if (config.databaseUrl) return postgresStorage(config.databaseUrl, rates)
-  return sqliteStorage(openEmbedded(config.dbPath), { ...rates, maxMegabytes: config.dbMaxMegabytes })
+  if (config.dbPath === ':memory:') return sqliteStorage(openEmbedded(config.dbPath, 'data'), { ...rates, maxMegabytes: config.dbMaxMegabytes })
+  const lock = ownFile(config.dbPath, (path) => openEmbedded(path, 'lock'))
+  try {
+    const storage = sqliteStorage(openEmbedded(config.dbPath, 'data'), { ...rates, maxMegabytes: config.dbMaxMegabytes })
+    return { ...storage, close: () => storage.close().finally(() => lock.close()) }
+  } catch (error) {
+    lock.close()
+    throw error
+  }
 }
 
 /** Where the data lives, for the start-up log line: never the URL's password. */

@@ -1,8 +1,7 @@
 /**
  * The guarantees that must hold however many processes share one store (issues #4 and 10), looped
- * over the deployments that share state: one process (the baseline, every target), two processes on
- * one SQLite file (every SQLite target: each runtime's driver locks the file its own way; only for
- * as long as that mode exists), and two Bun instances on one PostgreSQL database (`pg`). Each test
+ * over the deployments that share state: one process (the baseline, every target; an embedded file
+ * serves one process, startup.spec.ts), and two Bun instances on one PostgreSQL database (`pg`). Each test
  * starts its own deployment (its own configuration, a fresh database) and spreads its calls over
  * the processes, A, B, A, …
  *
@@ -13,8 +12,7 @@
  * - SIGKILL of one process under load loses no acknowledged write;
  * - both processes sweep, and no expired session is swept twice.
  *
- * No call may end in a 5xx or show a driver error. The last four are the engine's code, the same on
- * every runtime: they run on `bun` (SQLite) and `pg` only.
+ * No call may end in a 5xx or show a driver error. The last four need two processes: they run on `pg`.
  */
 import { randomBytes } from 'node:crypto'
 import {
@@ -22,7 +20,7 @@ import {
   withTimeSpans, type CallOptions, type PrivateServer, type Reply,
 } from './support/client'
 import { startReceiver } from './support/receiver'
-import { currentTarget, scratchDatabase } from './support/server'
+import { scratchDatabase } from './support/server'
 import { countRows, engine, queryStore } from './support/store'
 
 const LIMIT = 50
@@ -36,7 +34,6 @@ interface Deployment {
 
 const DEPLOYMENTS: Deployment[] = [
   { name: 'one process', processes: 1, runsHere: () => true },
-  { name: 'two processes on one SQLite file', processes: 2, runsHere: () => engine() === 'sqlite' },
   { name: 'two instances on one PostgreSQL database', processes: 2, runsHere: () => engine() === 'postgres' },
 ]
 
@@ -44,15 +41,13 @@ type Start = (name: string, env?: Record<string, string>, options?: { dbPath?: s
 
 /**
  * The deployment's processes on one fresh database. Two PostgreSQL instances start together (each
- * runs the migrations: they must not trip over each other); two processes on a fresh SQLite file
- * one after the other, as on every SQLite target.
+ * runs the migrations: they must not trip over each other).
  */
 async function startDeployment(deployment: Deployment, privateServer: Start, name: string, env: Record<string, string>): Promise<PrivateServer[]> {
   const dbPath = scratchDatabase(name)
   const start = () => privateServer(name, env, { dbPath })
   if (deployment.processes === 1) return [await start()]
-  if (engine() === 'postgres') return Promise.all([start(), start()])
-  return [await start(), await start()]
+  return Promise.all([start(), start()])
 }
 
 /** Problems with a reply that must be a 200 or a `rate_limited` 429 (no 5xx, no driver text). */
@@ -87,8 +82,7 @@ const openSessionOn = (servers: PrivateServer[]) => openSession(servers[0]!.url,
 for (const deployment of DEPLOYMENTS) {
   test.describe(`shared state: ${deployment.name}`, () => {
     test.skip(() => !deployment.runsHere(), `${deployment.name}: not this target's store`)
-    const onEngineOnce = () => test.skip(deployment.processes === 1 || !['bun', 'pg'].includes(currentTarget()),
-      'several processes, and the engine\'s code, the same on every runtime: on bun (SQLite) and pg only')
+    const onTwoProcesses = () => test.skip(deployment.processes === 1, 'two processes: on pg only')
 
     test(`${CALLS} concurrent calls admit exactly the limit (${LIMIT}) per session and per network, on every process`, async ({ privateServer }) => {
       test.setTimeout(60_000)
@@ -155,7 +149,7 @@ for (const deployment of DEPLOYMENTS) {
     })
 
     test('a cancellation on one process and its repeats on the other cancel once; without a key, one cancels and the rest are policy_cancelled', async ({ privateServer }) => {
-      onEngineOnce()
+      onTwoProcesses()
       test.setTimeout(60_000)
       const servers = await startDeployment(deployment, privateServer, 'shared-cancel', { SANDBOX_RATE_LIMIT: '100000' })
       const { network, cookie, body, plans } = await openSessionOn(servers)
@@ -175,7 +169,7 @@ for (const deployment of DEPLOYMENTS) {
     })
 
     test('both processes deliver webhooks, and each event arrives exactly once', async ({ privateServer }) => {
-      onEngineOnce()
+      onTwoProcesses()
       test.setTimeout(60_000)
       const hooks = await startReceiver()
       try {
@@ -197,7 +191,7 @@ for (const deployment of DEPLOYMENTS) {
     })
 
     test('SIGKILL of one process under load loses no acknowledged write', async ({ privateServer }) => {
-      onEngineOnce()
+      onTwoProcesses()
       test.setTimeout(60_000)
       const servers = await startDeployment(deployment, privateServer, 'shared-kill', { SANDBOX_RATE_LIMIT: '100000' })
       const [victim, survivor] = servers as [PrivateServer, PrivateServer]
@@ -250,7 +244,7 @@ for (const deployment of DEPLOYMENTS) {
     })
 
     test('both processes sweep expired sessions, and none is swept twice', async ({ privateServer }) => {
-      onEngineOnce()
+      onTwoProcesses()
       test.setTimeout(150_000)
       const SESSIONS = 60
       const WAVES = 4

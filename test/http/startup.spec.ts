@@ -59,3 +59,22 @@ test.describe('bad configuration stops start-up with one line', () => {
     })
   }
 })
+
+test.describe('an embedded file serves one process', () => {
+  test.skip(() => ['uat', 'pg'].includes(currentTarget()), 'the uat target is the Bun entry once more; pg shares a PostgreSQL database')
+
+  test('a second process on the file stops at start-up with one line naming it and PostgreSQL; once the first is gone, even killed, the file serves again', async ({ privateServer }) => {
+    const first = await privateServer('one-process')
+    const { code, stderr, hung } = await startFailing({ SANDBOX_DB_PATH: first.dbPath })
+    expect(hung, `exited within 10 s; stderr: ${stderr}`).toBe(false)
+    expect(code).not.toBe(0)
+    expect(stderr.trim().split('\n'), stderr).toEqual([
+      `travel-sandbox: cannot start: SANDBOX_DB_PATH: ${first.dbPath} is in use by another process; an embedded file serves one process (several share a PostgreSQL database: SANDBOX_DATABASE_URL)`,
+    ])
+    expect((await fetch(`${first.url}/readyz`)).status, 'the first process still serves').toBe(200)
+
+    await first.stop('SIGKILL')
+    const next = await privateServer('one-process', {}, { dbPath: first.dbPath })
+    expect((await fetch(`${next.url}/readyz`)).status).toBe(200)
+  })
+})

@@ -26,7 +26,6 @@ describe('loadConfig', () => {
       sweepIntervalSeconds: 60,
       trustProxy: 0,
       corsOrigins: [],
-      workers: 1,
       uat: null,
       webhookTargets: 'any',
     })
@@ -49,7 +48,7 @@ describe('loadConfig', () => {
       }),
     ).toEqual({
       port: 8080, host: '127.0.0.1', dbPath: ':memory:', databaseUrl: null, dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90,
-      sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, corsOrigins: ['https://tool.example', 'http://localhost:5173'], workers: 1, uat: null,
+      sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, corsOrigins: ['https://tool.example', 'http://localhost:5173'], uat: null,
       webhookTargets: 'public',
     })
   })

@@ -1,6 +1,5 @@
 /** @module Group commit in the SQLite engine: writes joined together share a transaction, each member rolls back alone. */
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { join } from 'node:path'
 import { openEmbedded } from '../../src/storage/drivers/bun'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
 import { sqliteDriver } from '../../src/storage/sqlite/driver'
@@ -127,17 +126,5 @@ describe('group commit', () => {
     ])
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'fulfilled'])
     expect(file.db.prepare<{ ref: string }>('SELECT ref FROM sessions').all()).toEqual([{ ref: 'sbx_c' }])
-  })
-
-  test('several processes admitting in batches on one file never admit more than the limit together', async () => {
-    const worker = join(import.meta.dir, 'support', 'admit-batch-worker.ts')
-    const children = Array.from({ length: 3 }, () =>
-      Bun.spawn([process.execPath, worker, file.path, '11', '20', String(T0)], { stdout: 'pipe', stderr: 'inherit' }))
-    const reports = await Promise.all(children.map(async (child) => JSON.parse(await new Response(child.stdout).text()) as { admitted: number; begins: number }))
-    expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0, 0])
-    expect(reports.reduce((sum, report) => sum + report.admitted, 0)).toBe(11)
-    // Each process sent its 20 together: one batch, one transaction (none when all were refused before it).
-    for (const report of reports) expect(report.begins).toBeLessThanOrEqual(1)
-    expect(file.db.prepare<{ used: number }>("SELECT used FROM rate_counters WHERE key = 'n:shared'").get()!.used).toBe(11)
   })
 })

@@ -3,7 +3,7 @@
  * connection and whose turn it is on it (`acquireConnection`, `releaseConnection`), transactions,
  * savepoints, and group commit, which is built on them. Transactions are `BEGIN IMMEDIATE`: the write
  * lock is taken before the first read, so a check-then-write (rate limit, idempotency) is atomic
- * across processes sharing the file. Unlike Kysely's, the transaction calls are synchronous, as the
+ * against the file's other connection (Bun's checkpoint worker). Unlike Kysely's, the transaction calls are synchronous, as the
  * connection's are (storage/drivers/): only waiting for the turn is not.
  */
 import type { SqliteConnection } from '../drivers/connection'
@@ -141,8 +141,8 @@ const MOST_PER_BATCH = 64
 /**
  * Group commit. Why: a commit (WAL append and its bookkeeping) is most of an admission's cost;
  * measured with the rate-limit writes alone, ≈ 15 µs per request with one transaction each, ≈ 8 µs
- * with 16 per transaction. The batch holds the write lock while its members read and count, so
- * limits stay exact across processes sharing the file, and a failing member rolls back only its own
+ * with 16 per transaction. The batch holds the connection's turn while its members read and count, so
+ * limits stay exact, and a failing member rolls back only its own
  * savepoint. A batch forms from everything joined before the microtask queue drains, or while the
  * previous batch held the connection; alone, a member commits at once, without a savepoint.
  * Not the next macrotask (setImmediate), though it batched more (policy issue 5.8k against 4.2k req/s,

@@ -2,7 +2,8 @@
  * @module The SQLite engine (embedded default): one connection on a WAL file, its synchronous
  * statements behind the async seam. Every call waits its turn on that connection, and writes
  * (admissions, transactions) go through group commit (driver.ts): those waiting together share one
- * `BEGIN IMMEDIATE`, so check-then-write is atomic across processes sharing the file.
+ * `BEGIN IMMEDIATE`. The file serves one process (ownership.ts): limits, idempotency and sequences
+ * are exact because this connection's turn orders every check-then-write.
  */
 import type { SqliteConnection } from '../drivers/connection'
 import type { Admission, AdmissionRequest, SessionRow, Storage } from '../storage'

@@ -14,7 +14,8 @@ import { serverCommand, targetEnv, type Target } from './targets'
 export { ROOT }
 export const HTTP_PORT = Number(process.env.SANDBOX_TEST_PORT ?? 3210)
 const TMP = join(ROOT, '.tmp', 'http')
-const SQLITE_FILES = ['', '-wal', '-shm']
+/** A database file and what SQLite keeps beside it, with the lock that keeps it to one process (and that lock's own). */
+const SQLITE_FILES = ['', '-wal', '-shm', '.lock', '.lock-wal', '.lock-shm']
 
 export type RunningServer = Launched
 
