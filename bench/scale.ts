@@ -69,9 +69,8 @@ const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 export async function seed(path: string, count: number, onProgress?: (done: number) => void): Promise<number> {
   const started = performance.now()
   let now = Date.now() - 2 * 60 * 60 * 1000
-  const db = openEmbedded(path)
   const config = loadConfig({ SANDBOX_DB_PATH: path, SANDBOX_RATE_LIMIT: '1000000000' })
-  const storage = await openStorage(config, () => db)
+  const storage = await openStorage(config, (file) => openEmbedded(file))
   const services = createServices({ storage, config, clock: () => now, log: () => {} })
   const trip = { origin_country: 'IN', destination_country: 'FR', start_date: iso(now + 30 * DAY_MS), end_date: iso(now + 40 * DAY_MS) }
   const travellers = [{ age: 34 }, { age: 8 }]
