@@ -167,7 +167,7 @@ describe('rateLimitStore', () => {
     expect(hits('k')).toBe(3)
   })
 
-  test('a request counted after a later one (another process read its clock first) keeps both in the window', async () => {
+  test('a request counted after a later one (it read the clock first) keeps both in the window', async () => {
     const later = rateLimiter(file.db, policy)
     const other = openEmbedded(file.path)
     later.admit(['k'], T0 + 3_000, () => ({ admitted: true }))
@@ -180,11 +180,11 @@ describe('rateLimitStore', () => {
     expect(later.peek(['k'], T0 + WINDOW_MS + 1_000).remaining).toBe(4)
   })
 
-  test('a read outside the lock sees the counter before or after another process prunes it, never half of each', () => {
+  test('a read outside the lock sees the counter before or after another writer prunes it, never half of each', () => {
     for (const pruneBeforeRead of [1, 2]) {
       file.db.exec('DELETE FROM rate_hits; DELETE FROM rate_counters')
       seedHits('k', [T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4])
-      // Another process counts a request at T0 + W + 3, pruning four hits, just before this process's nth read.
+      // Another writer counts a request at T0 + W + 3, pruning four hits, just before this reader's nth read.
       let reads = 0
       const watched: SqliteConnection = {
         ...file.db,

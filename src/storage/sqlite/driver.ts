@@ -135,7 +135,7 @@ interface Queued {
   reject: (error: unknown) => void
 }
 
-/** Most members in one transaction: the write lock is held by this process for the whole batch. */
+/** Most members in one transaction: the connection is held for the whole batch. */
 const MOST_PER_BATCH = 64
 
 /**

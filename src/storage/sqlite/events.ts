@@ -70,7 +70,7 @@ export function webhookStore(db: SqliteConnection) {
   }
 }
 
-/** Claiming deliveries and recording attempts: each claim is one write transaction, so across processes sharing the file a delivery is claimed once. */
+/** Claiming deliveries and recording attempts: each claim is one write transaction, so a delivery is claimed once. */
 export function deliveryQueue(db: SqliteConnection) {
   const anyDue = db.prepare('SELECT 1 FROM deliveries WHERE next_at <= ? AND claimed_until <= ? LIMIT 1')
   const due = db.prepare<DeliveryRow>(

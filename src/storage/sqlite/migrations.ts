@@ -104,7 +104,7 @@ export const MIGRATIONS: string[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length
 
-/** Brings the file up to the newest schema; safe to call from several processes at once. */
+/** Brings the file up to the newest schema, in one transaction. */
 export function migrate(db: SqliteConnection): void {
   inTransaction(db, () => {
     const current = db.prepare<{ user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0

@@ -3,8 +3,8 @@
  * (`rate_hits`) and a running total with its oldest hit (`rate_counters`), so a check is one row
  * read while no hit has left the window, and a few index seeks once one has, whatever the limit.
  * A refusal is read outside the write lock (`refusal`: exact without it); an admission is read again
- * and counted inside the write transaction of its group commit (`admitLocked`), so parallel requests,
- * from this process or another sharing the file, never admit more than the limit.
+ * and counted inside the write transaction of its group commit (`admitLocked`), so parallel requests
+ * never admit more than the limit.
  */
 import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../../domain/rate-window'
 import type { SqliteConnection } from '../drivers/connection'
@@ -16,8 +16,8 @@ const EMPTY: Reading = { used: 0, oldestAt: null, stale: 0 }
 
 /** Reading and pruning counters, shared by the rate check and the sweep. */
 function counterStatements(db: SqliteConnection, windowMs: number) {
-  // One statement, so one snapshot even outside a transaction: another process may prune the key
-  // at any moment. The hits are looked at only once the oldest has left the window.
+  // One statement, so one snapshot even outside a transaction, whoever else prunes the key. The hits
+  // are looked at only once the oldest has left the window.
   const read = db.prepare<{ used: number; stale: number; oldest: number | null }>(
     `SELECT used,
        CASE WHEN oldest > ? THEN 0
@@ -44,8 +44,8 @@ function counterStatements(db: SqliteConnection, windowMs: number) {
 export function rateLimitStore(db: SqliteConnection, policy: WindowPolicy) {
   const counters = counterStatements(db, policy.windowMs)
   const record = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1) ON CONFLICT (key, at) DO UPDATE SET hits = hits + 1')
-  // Processes read their clocks before waiting for the lock, so a request may be counted after a
-  // later one: `newest` only grows, and the oldest hit may be the one counted now.
+  // Requests read the clock before waiting for their batch, so one may be counted after a later one:
+  // `newest` only grows, and the oldest hit may be the one counted now.
   const total = db.prepare(
     `INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)
      ON CONFLICT (key) DO UPDATE SET used = excluded.used, oldest = excluded.oldest, newest = MAX(newest, excluded.newest)`,
