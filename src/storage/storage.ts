@@ -80,7 +80,11 @@ export interface SessionStore {
 export interface QuoteStore {
   /** The quotes this session has not been given yet, or not from the same source: what `save` would change. */
   unsaved(sessionId: number, quotes: Quote[]): Promise<Quote[]>
-  save(sessionId: number, quotes: Quote[]): Promise<void>
+  /**
+   * Records the quotes while the session still runs at `now`, held against the sweep as `isLive`
+   * holds it; false, recording nothing, once it has ended. One step: a search needs no transaction.
+   */
+  record(sessionId: number, quotes: Quote[], now: number): Promise<boolean>
   find<Plan>(sessionId: number, planId: string): Promise<Quote<Plan> | undefined>
 }
 
@@ -241,6 +245,11 @@ export interface Storage extends Stores {
    * between them so that requests go first; safe to run on every process and instance at once.
    */
   sweep(now: number): Promise<SweepResult>
+  /**
+   * Writes what the engine serves from memory ahead of the database (the embedded engine's
+   * sessions, rate hits and quotes, written behind); PostgreSQL holds nothing back.
+   */
+  flush(): Promise<void>
   /** Resolves when the database takes a write; rejects with StorageUnavailable. */
   ping(): Promise<void>
   /** Milliseconds since the epoch, from the clock every process sharing this database agrees on. */

@@ -127,15 +127,18 @@ describe('rolling rate window (fake clock)', () => {
     const sandbox = inProcessApp({ SANDBOX_RATE_LIMIT: '2' })
     expect((await sandbox.call('session')).status).toBe(200)
     expect((await sandbox.call('session')).status).toBe(200)
-    const sessions = () => sandbox.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM sessions').get()!.n
-    expect(sessions()).toBe(2)
+    const sessions = async () => {
+      await sandbox.services.storage.flush() // sessions are written behind
+      return sandbox.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM sessions').get()!.n
+    }
+    expect(await sessions()).toBe(2)
 
     const refused = await sandbox.call('session')
     expect(refused.status).toBe(429)
     expect(refused.cookie).toBeUndefined()
     expect(refused.body.meta.session_expires_at).toBeNull()
     expect(refused.body.meta.rate_limit.remaining).toBe(0)
-    expect(sessions()).toBe(2)
+    expect(await sessions()).toBe(2)
   })
 })
 

@@ -33,8 +33,12 @@ describe('answers when storage fails everywhere', () => {
   test('every answer is still an envelope: 503 storage_unavailable, or the route error with a nominal allowance', async () => {
     const { driver, state } = breakableDriver('SQLITE_IOERR')
     const config = loadConfig({})
-    const app = createApp(createServices({ storage: embeddedStorage(config, driver).storage, config, log: () => {} }))
+    const { storage } = embeddedStorage(config, driver)
+    const app = createApp(createServices({ storage, config, log: () => {} }))
+    expect((await app.handle(new Request('http://localhost/api/sandbox/session', { method: 'POST' }))).status).toBe(200)
+    // Admission is served from memory: it answers 503 once writing what it holds behind has failed.
     state.broken = true
+    await expect(storage.flush()).rejects.toThrow('storage unavailable: SQLITE_IOERR')
     const search = await app.handle(new Request('http://localhost/api/sandbox/plans/search', { method: 'POST' }))
     expect(search.status).toBe(503)
     expect(await search.json()).toMatchObject({ ok: false, error: { code: 'storage_unavailable' }, meta: { rate_limit: { limit: 30 } } })

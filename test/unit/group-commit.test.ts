@@ -4,7 +4,7 @@ import { openEmbedded } from '../../src/storage/drivers/bun'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
 import { sqliteDriver } from '../../src/storage/sqlite/driver'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
-import type { Storage } from '../../src/storage/storage'
+import { StorageUnavailable, type Storage } from '../../src/storage/storage'
 import { fileForEachTest } from './support/storage'
 
 const T0 = 1_800_000_000_000
@@ -42,45 +42,50 @@ beforeEach(() => {
   execs = []
 })
 
+/** A policy of the session `sessionId`, for a transaction to insert. */
+const policy = (sessionId: number, ref: string) => ({
+  sessionId, ref, svcInsuranceId: `svc_${ref}`, planId: 'p', product: 'x', status: 'issued' as const,
+  trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' },
+  travellers: [{ traveller_ref: 't1', age: 30 }], partnerReference: null, currency: 'INR', premiumMinor: 100,
+  createdAt: T0, updatedAt: T0, source: 'simulation' as const, upstreamRef: null, documentReadyAt: T0, cancellation: null,
+})
+
 describe('group commit', () => {
   test('writes joined together share one transaction, and each is answered once it committed', async () => {
     const store = storage()
+    const opened = await store.openSession(newSession(0), T0)
+    await store.flush()
+    execs = []
     const seen: number[] = []
-    const answers = await Promise.all([1, 2, 3, 4].map((n) =>
-      store.admit({ tokenHash: null, network: `n:${n}`, now: T0, create: () => newSession(n) }).then((admission) => {
-        seen.push(committedCount('sessions'))
-        return admission
-      })))
-    expect(answers.map((answer) => answer.kind)).toEqual(['admitted', 'admitted', 'admitted', 'admitted'])
+    await Promise.all([1, 2, 3, 4].map((n) =>
+      store.transaction(({ policies }) => policies.insert(policy(opened.id, `pol_${n}`))).then(() => seen.push(committedCount('policies')))))
     expect(begins()).toBe(1)
     expect(execs.filter((sql) => sql === 'COMMIT')).toHaveLength(1)
-    // Every answer came after all four sessions were visible to another connection.
+    // Every answer came after all four policies were visible to another connection.
     expect(seen).toEqual([4, 4, 4, 4])
   })
 
   test('a lone write commits without a savepoint', async () => {
     const store = storage()
-    await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
+    const opened = await store.openSession(newSession(0), T0)
+    await store.flush()
+    execs = []
+    await store.transaction(({ policies }) => policies.insert(policy(opened.id, 'pol_1')))
     expect(execs).toEqual(['BEGIN IMMEDIATE', 'COMMIT'])
   })
 
   test("a failing member's writes are rolled back, the others' committed", async () => {
     const store = storage()
     const opened = await store.openSession(newSession(0), T0)
+    await store.flush()
     execs = []
-    const policy = (ref: string) => ({
-      sessionId: opened.id, ref, svcInsuranceId: `svc_${ref}`, planId: 'p', product: 'x', status: 'issued' as const,
-      trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' },
-      travellers: [{ traveller_ref: 't1', age: 30 }], partnerReference: null, currency: 'INR', premiumMinor: 100,
-      createdAt: T0, updatedAt: T0, source: 'simulation' as const, upstreamRef: null, documentReadyAt: T0, cancellation: null,
-    })
     const results = await Promise.allSettled([
-      store.transaction(async ({ policies }) => policies.insert(policy('pol_a'))),
+      store.transaction(async ({ policies }) => policies.insert(policy(opened.id, 'pol_a'))),
       store.transaction(async ({ policies }) => {
-        await policies.insert(policy('pol_b'))
+        await policies.insert(policy(opened.id, 'pol_b'))
         throw new Error('refused after writing')
       }),
-      store.transaction(async ({ policies }) => policies.insert(policy('pol_c'))),
+      store.transaction(async ({ policies }) => policies.insert(policy(opened.id, 'pol_c'))),
     ])
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect((results[1] as PromiseRejectedResult).reason.message).toBe('refused after writing')
@@ -89,19 +94,7 @@ describe('group commit', () => {
     expect(refs).toEqual(['pol_a', 'pol_c'])
   })
 
-  test('a refusal inside a batch counts nothing and creates no session', async () => {
-    // Both pass the check outside the lock (the counter is empty); inside the batch the second finds
-    // the first's hit and is refused.
-    const store = storage(1)
-    const answers = await Promise.all([1, 2].map((n) => store.admit({ tokenHash: null, network: 'n:shared', now: T0 + n, create: () => newSession(n) })))
-    expect(answers.map((answer) => answer.kind)).toEqual(['admitted', 'refused'])
-    expect(begins()).toBe(1)
-    expect(file.db.prepare<{ ref: string }>('SELECT ref FROM sessions').all()).toEqual([{ ref: 'sbx_1' }])
-    expect(file.db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all())
-      .toEqual([{ key: 'n:shared', used: 1 }, { key: 's:sbx_1', used: 1 }])
-  })
-
-  test('a refusal read outside the lock joins no transaction', async () => {
+  test('a refusal joins no transaction', async () => {
     const store = storage(1)
     await store.admit({ tokenHash: null, network: 'n:full', now: T0, create: () => newSession(1) })
     execs = []
@@ -114,7 +107,7 @@ describe('group commit', () => {
     const exec = (sql: string) => () => file.db.prepare(sql).run()
     const join = sqliteDriver(file.db).groupCommit
     const results = await Promise.allSettled([
-      join({ work: exec("INSERT INTO sessions (ref, token_hash, created_at, expires_at) VALUES ('sbx_a', 'a', 0, 1)") }),
+      join({ work: exec("INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (1, 'sbx_a', 'a', 0, 1)") }),
       join({
         work: () => {
           // What SQLITE_FULL or SQLITE_IOERR may do: the transaction is gone, savepoints with it.
@@ -122,9 +115,89 @@ describe('group commit', () => {
           throw new Error('disk full')
         },
       }),
-      join({ work: exec("INSERT INTO sessions (ref, token_hash, created_at, expires_at) VALUES ('sbx_c', 'c', 0, 1)") }),
+      join({ work: exec("INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (3, 'sbx_c', 'c', 0, 1)") }),
     ])
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'fulfilled'])
     expect(file.db.prepare<{ ref: string }>('SELECT ref FROM sessions').all()).toEqual([{ ref: 'sbx_c' }])
+  })
+})
+
+describe('write-behind', () => {
+  const sessionRefs = () => file.db.prepare<{ ref: string }>('SELECT ref FROM sessions ORDER BY id').all().map((row) => row.ref)
+
+  test('admissions write nothing: parallel ones on one network admit exactly the limit, and a flush writes them in one transaction', async () => {
+    const store = storage(3)
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => store.admit({ tokenHash: null, network: 'n:shared', now: T0 + n, create: () => newSession(n) })))
+    expect(answers.map((answer) => answer.kind)).toEqual(['admitted', 'admitted', 'admitted', 'refused', 'refused'])
+    expect(execs).toEqual([])
+    expect(committedCount('sessions')).toBe(0)
+    await store.flush()
+    expect(execs).toEqual(['BEGIN IMMEDIATE', 'COMMIT'])
+    expect(sessionRefs()).toEqual(['sbx_1', 'sbx_2', 'sbx_3'])
+    expect(file.db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all())
+      .toEqual([{ key: 'n:shared', used: 3 }, { key: 's:sbx_1', used: 1 }, { key: 's:sbx_2', used: 1 }, { key: 's:sbx_3', used: 1 }])
+    execs = []
+    await store.flush() // nothing left to write: no transaction
+    expect(execs).toEqual([])
+  })
+
+  test("a policy's session is durable with it: the transaction writes the unwritten sessions first", async () => {
+    const store = storage()
+    const admission = await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
+    if (admission.kind !== 'admitted') throw new Error('not admitted')
+    await store.transaction(({ policies }) => policies.insert(policy(admission.session!.id, 'pol_1')))
+    expect(committedCount('sessions')).toBe(1)
+    expect(committedCount('policies')).toBe(1)
+  })
+
+  test('what a failing transaction took is kept for the next one', async () => {
+    const store = storage()
+    const admission = await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
+    const id = admission.kind === 'admitted' ? admission.session!.id : 0
+    // A lone member's failure rolls the whole transaction back, sessions and all.
+    await expect(store.transaction(async ({ policies }) => {
+      await policies.insert(policy(id, 'pol_1'))
+      throw new Error('refused after writing')
+    })).rejects.toThrow('refused after writing')
+    expect(committedCount('sessions')).toBe(0)
+    await store.transaction(({ policies }) => policies.insert(policy(id, 'pol_2')))
+    expect(sessionRefs()).toEqual(['sbx_1'])
+  })
+
+  test('close writes what is unwritten; the next start knows the sessions and their counters', async () => {
+    const first = storage(2)
+    await first.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
+    await first.admit({ tokenHash: 'hash1', network: 'n:2', now: T0 + 1, create: () => newSession(9) })
+    await first.close()
+    file.db = openEmbedded(file.path)
+    const second = sqliteStorage(file.db, { rateLimit: 2, rateWindowMs: 600_000, maxMegabytes: 0 })
+    const again = await second.admit({ tokenHash: 'hash1', network: 'n:3', now: T0 + 2, create: () => newSession(10) })
+    // The session's third call in the window: refused, as it would have been without the restart.
+    expect(again).toMatchObject({ kind: 'refused', session: { ref: 'sbx_1' } })
+    const next = await second.admit({ tokenHash: null, network: 'n:3', now: T0 + 2, create: () => newSession(11) })
+    expect(next).toMatchObject({ kind: 'admitted', session: { id: 2, ref: 'sbx_11' } })
+  })
+
+  test('while the file takes no write, admission answers storage_unavailable and memory holds no more', async () => {
+    let full = false
+    const fails = (sql: string) => full && /^(INSERT|UPDATE|DELETE|BEGIN)/.test(sql.trim())
+    const disk = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+    const connection: SqliteConnection = {
+      ...file.db,
+      exec: (sql) => {
+        if (fails(sql)) throw disk
+        file.db.exec(sql)
+      },
+    }
+    const store = sqliteStorage(connection, { rateLimit: 100, rateWindowMs: 600_000, maxMegabytes: 0 })
+    await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
+    full = true
+    await expect(store.flush()).rejects.toBeInstanceOf(StorageUnavailable)
+    await expect(store.admit({ tokenHash: 'hash1', network: 'n:1', now: T0 + 1, create: null })).rejects.toBeInstanceOf(StorageUnavailable)
+    await expect(store.openSession(newSession(2), T0 + 1)).rejects.toBeInstanceOf(StorageUnavailable)
+    full = false
+    await store.flush()
+    expect(await store.admit({ tokenHash: 'hash1', network: 'n:1', now: T0 + 2, create: null })).toMatchObject({ kind: 'admitted', status: { remaining: 98 } })
+    expect(sessionRefs()).toEqual(['sbx_1'])
   })
 })

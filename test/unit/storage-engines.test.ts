@@ -109,6 +109,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const admitted = admissions.filter((admission) => admission.kind === 'admitted')
       expect(admitted).toHaveLength(LIMIT)
       // Each admitted call opened its own session; a refused one opened none and counted nothing.
+      await a.flush() // the embedded engine writes sessions behind
       expect(await engine.count('sessions')).toBe(LIMIT)
       for (const refused of admissions.filter((admission) => admission.kind === 'refused')) {
         expect(refused.kind === 'refused' && refused.status.retryAfter).toBeGreaterThanOrEqual(1)
@@ -126,6 +127,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
       // Counted against the session (now 2) and the fresh network (1): the session binds.
       expect(again).toMatchObject({ kind: 'admitted', created: false, session: { ref: session(1).ref }, status: { remaining: LIMIT - 2 } })
       expect(await storage.admit({ tokenHash: 'hash-1', network: 'n:198.18.0.3', now: T0 + TTL_MS, create: () => session(3) })).toEqual({ kind: 'expired' })
+      await storage.flush()
       expect(await engine.count('sessions')).toBe(1)
       await storage.close()
     })
@@ -182,11 +184,11 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const [a, b] = await engine.pair()
       const sessionId = await admittedSession(a, 'n:198.18.0.6')
       const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2030-02-01', end_date: '2030-02-05' }
-      const policy = await a.policies.insert({
+      const policy = await a.transaction((stores) => stores.policies.insert({
         sessionId, ref: 'pol_sbx_00000000000000000001', svcInsuranceId: 'svc_sbx_1', planId: 'plan_x', product: 'intl_standard', status: 'issued',
         trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR', premiumMinor: 100,
         createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null, documentReadyAt: T0, cancellation: null,
-      })
+      }))
       const sequences = await Promise.all(Array.from({ length: 16 }, (_, index) => (index % 2 ? a : b).transaction(async (stores) => {
         const current = (await stores.policies.find(sessionId, policy.ref))!
         return stores.policies.endorse({ ...current, status: 'endorsed', premiumMinor: current.premiumMinor + 1 },

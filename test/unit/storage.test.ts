@@ -6,13 +6,12 @@ import { idempotencyStore } from '../../src/storage/sqlite/idempotency'
 import { inTransaction } from '../../src/storage/sqlite/driver'
 import { MIGRATIONS, SCHEMA_VERSION, limitSize, migrate } from '../../src/storage/sqlite/migrations'
 import { policyStore } from '../../src/storage/sqlite/policies'
-import { quoteStore } from '../../src/storage/sqlite/quotes'
 import { sessionStore } from '../../src/storage/sqlite/sessions'
 import type { SweepResult } from '../../src/storage/storage'
 import { TOMBSTONE_MS, sweepInBatches } from '../../src/storage/sweep'
 import { sweepBatch } from '../../src/storage/sqlite/sweep'
 import { rateLimiter } from './support/rate-limits'
-import { fileForEachTest } from './support/storage'
+import { fileForEachTest, seedQuotes, seedSession } from './support/storage'
 
 const WINDOW_MS = 600_000
 
@@ -52,7 +51,7 @@ describe('migrations', () => {
   })
 
   test('are idempotent: migrating again, or from another connection, changes nothing and loses nothing', () => {
-    sessionStore(file.db).insert('sbx_a', 'hash-a', T0, T0 + 1)
+    seedSession(file.db, 'sbx_a', 'hash-a', T0, T0 + 1)
     const tables = () => file.db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name").all()
     const before = tables()
     migrate(file.db)
@@ -89,7 +88,7 @@ describe('migrations', () => {
   })
 })
 
-describe('rateLimitStore', () => {
+describe('rate windows', () => {
   const policy = { limit: 5, windowMs: WINDOW_MS }
 
   test('never admits more than the limit, and records nothing for refused calls', () => {
@@ -108,19 +107,6 @@ describe('rateLimitStore', () => {
     expect(results.map((r) => r.status.remaining)).toEqual([4, 3, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0])
     expect(hits('s:one')).toBe(5)
     expect(hits('n:1.2.3.4')).toBe(5)
-  })
-
-  test('two connections sharing the file never admit more than the limit together', () => {
-    const a = rateLimiter(file.db, policy)
-    const other = openEmbedded(file.path)
-    const b = rateLimiter(other, policy)
-    let admitted = 0
-    for (let i = 0; i < 10; i++) {
-      for (const store of [a, b]) if (store.admit(['n:shared'], T0 + i, () => ({ admitted: true })).status.admitted) admitted++
-    }
-    other.close()
-    expect(admitted).toBe(5)
-    expect(hits('n:shared')).toBe(5)
   })
 
   test('a full network counter refuses a fresh session, and counts neither', () => {
@@ -167,47 +153,28 @@ describe('rateLimitStore', () => {
     expect(hits('k')).toBe(3)
   })
 
-  test('a request counted after a later one (it read the clock first) keeps both in the window', async () => {
-    const later = rateLimiter(file.db, policy)
-    const other = openEmbedded(file.path)
-    later.admit(['k'], T0 + 3_000, () => ({ admitted: true }))
-    rateLimiter(other, policy).admit(['k'], T0, () => ({ admitted: true }))
-    other.close()
-    // T0 has left the window, T0 + 3 s has not: exactly one still counts, and it is the oldest.
-    expect(later.peek(['k'], T0 + WINDOW_MS + 1_000)).toMatchObject({ remaining: 4, resetAt: T0 + 3_000 + WINDOW_MS })
+  test('a request counted after a later one (it read the clock first) stays in the window no shorter', async () => {
+    const rates = rateLimiter(file.db, policy)
+    rates.admit(['k'], T0 + 3_000, () => ({ admitted: true }))
+    rates.admit(['k'], T0, () => ({ admitted: true }))
+    // Counted with the later one: both leave the window together, one window after T0 + 3 s.
+    expect(rates.peek(['k'], T0 + WINDOW_MS + 1_000)).toMatchObject({ remaining: 3, resetAt: T0 + 3_000 + WINDOW_MS })
     await sweeper(file.db, WINDOW_MS).sweep(T0 + WINDOW_MS + 1_000)
-    expect(hits('k')).toBe(1)
-    expect(later.peek(['k'], T0 + WINDOW_MS + 1_000).remaining).toBe(4)
+    expect(hits('k')).toBe(2)
+    expect(rates.peek(['k'], T0 + 3_000 + WINDOW_MS).remaining).toBe(5)
   })
 
-  test('a read outside the lock sees the counter before or after another writer prunes it, never half of each', () => {
-    for (const pruneBeforeRead of [1, 2]) {
-      file.db.exec('DELETE FROM rate_hits; DELETE FROM rate_counters')
-      seedHits('k', [T0, T0 + 1, T0 + 2, T0 + 3, T0 + 4])
-      // Another writer counts a request at T0 + W + 3, pruning four hits, just before this reader's nth read.
-      let reads = 0
-      const watched: SqliteConnection = {
-        ...file.db,
-        prepare<Row>(sql: string) {
-          const statement = file.db.prepare<Row>(sql)
-          return {
-            ...statement,
-            get: (...params) => {
-              if (++reads === pruneBeforeRead) {
-                const other = openEmbedded(file.path)
-                rateLimiter(other, policy).admit(['k'], T0 + WINDOW_MS + 3, () => ({ admitted: true }))
-                other.close()
-              }
-              return statement.get(...params)
-            },
-          }
-        },
-      }
-      const seen = rateLimiter(watched, policy).peek(['k'], T0 + WINDOW_MS + 2)
-      // Before the prune: T0 + 3 and T0 + 4 count; after it: T0 + 4 and T0 + W + 3. Three left either way.
-      expect(seen.remaining).toBe(3)
-      expect([T0 + 3 + WINDOW_MS, T0 + 4 + WINDOW_MS]).toContain(seen.resetAt)
-    }
+  test('a restart resets no counter: the windows are read back from the log, without what left them', () => {
+    const before = rateLimiter(file.db, policy)
+    before.admit(['k'], T0, () => ({ admitted: true }))
+    for (let i = 0; i < 3; i++) before.admit(['k', 'n:x'], T0 + 1_000 + i, () => ({ admitted: true }))
+    const after = rateLimiter(file.db, policy, T0 + WINDOW_MS)
+    // T0 left the window at T0 + W; the three later hits still count, on both keys.
+    expect(after.peek(['k'], T0 + WINDOW_MS)).toMatchObject({ remaining: 2, resetAt: T0 + 1_000 + WINDOW_MS })
+    expect(after.peek(['n:x'], T0 + WINDOW_MS).remaining).toBe(2)
+    expect(after.admit(['k'], T0 + WINDOW_MS, () => ({ admitted: true })).status.remaining).toBe(1)
+    expect(after.admit(['k'], T0 + WINDOW_MS, () => ({ admitted: true })).status.remaining).toBe(0)
+    expect(after.admit(['k'], T0 + WINDOW_MS, () => ({ admitted: true })).status.admitted).toBe(false)
   })
 
   test('requests in the same millisecond each count', () => {
@@ -221,10 +188,10 @@ describe('rateLimitStore', () => {
 
 describe('sweep', () => {
   /** A session with a quote, a policy with an endorsement, and an idempotency row. */
-  function seedSession(ref: string, expiresAt: number) {
-    const session = sessionStore(file.db).insert(ref, `hash-${ref}`, expiresAt - 3_600_000, expiresAt)
+  function seedOwner(ref: string, expiresAt: number) {
+    const session = seedSession(file.db, ref, `hash-${ref}`, expiresAt - 3_600_000, expiresAt)
     const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2026-07-01', end_date: '2026-07-10' }
-    quoteStore(file.db).save(session.id, [{ planId: `plan_${ref}`, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }])
+    seedQuotes(file.db, session.id, [{ planId: `plan_${ref}`, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }])
     const policies = policyStore(file.db)
     const policy = policies.insert({
       sessionId: session.id, ref: `pol_${ref}`, svcInsuranceId: `svc_${ref}`, planId: `plan_${ref}`, product: 'intl_standard',
@@ -246,8 +213,8 @@ describe('sweep', () => {
   const NONE = { quotes: 0, policies: 0, endorsements: 0, idempotency: 0 }
 
   test("deletes an expired session's data, keeps its token hash for 24 h, then forgets it", async () => {
-    const expired = seedSession('old', T0)
-    const live = seedSession('live', T0 + 1)
+    const expired = seedOwner('old', T0)
+    const live = seedOwner('live', T0 + 1)
     const { sweep } = sweeper(file.db, WINDOW_MS)
     const endorsementsBefore = count('endorsements')
 
@@ -255,30 +222,30 @@ describe('sweep', () => {
     expect(first.sessionsPurged).toBe(1)
     expect(owned(expired.id)).toEqual(NONE)
     expect(count('endorsements')).toBe(endorsementsBefore - 1)
-    expect(sessionStore(file.db).findByTokenHash('hash-old')).toEqual({ id: expired.id, ref: 'old', expiresAt: T0 })
+    expect(sessionStore(file.db).read('hash-old', T0)).toEqual({ id: expired.id, ref: 'old', expiresAt: T0 })
     expect(owned(live.id)).toEqual(FULL)
 
     // Still there one millisecond before the 24 hours are up.
     await sweep(T0 + TOMBSTONE_MS - 1)
-    expect(sessionStore(file.db).findByTokenHash('hash-old')).toBeDefined()
+    expect(sessionStore(file.db).read('hash-old', T0)).toBeDefined()
     expect(owned(live.id)).toEqual(NONE) // by now the other one has expired and been purged too
 
     const last = await sweep(T0 + TOMBSTONE_MS)
     expect(last.sessionsForgotten).toBe(1)
-    expect(sessionStore(file.db).findByTokenHash('hash-old')).toBeUndefined()
-    expect(sessionStore(file.db).findByTokenHash('hash-live')).toBeDefined()
+    expect(sessionStore(file.db).read('hash-old', T0)).toBeUndefined()
+    expect(sessionStore(file.db).read('hash-live', T0)).toBeDefined()
   })
 
   test('leaves live sessions untouched', async () => {
-    const live = seedSession('live', T0 + 60_000)
+    const live = seedOwner('live', T0 + 60_000)
     const result = await sweeper(file.db, WINDOW_MS).sweep(T0)
     expect(result).toEqual({ sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 })
     expect(owned(live.id)).toEqual(FULL)
-    expect(sessionStore(file.db).findByTokenHash('hash-live')).toEqual({ id: live.id, ref: 'live', expiresAt: T0 + 60_000 })
+    expect(sessionStore(file.db).read('hash-live', T0)).toEqual({ id: live.id, ref: 'live', expiresAt: T0 + 60_000 })
   })
 
   test('a session expires at its expiry instant, not a millisecond later', async () => {
-    const session = seedSession('edge', T0)
+    const session = seedOwner('edge', T0)
     await sweeper(file.db, WINDOW_MS).sweep(T0 - 1)
     expect(owned(session.id)).toEqual(FULL)
     await sweeper(file.db, WINDOW_MS).sweep(T0)
@@ -301,12 +268,10 @@ describe('sweep', () => {
   }
 
   test('purges expired sessions in bounded batches until none is left', async () => {
-    const sessions = sessionStore(file.db)
-    const quotes = quoteStore(file.db)
     const sweep = await sweptInBatches(() => {
       for (let i = 0; i < 1_234; i++) {
-        const s = sessions.insert(`b${i}`, `hb${i}`, T0 - 10, T0 - 1)
-        quotes.save(s.id, [{ planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {}, premiumMinor: 0, source: 'simulation', upstreamRef: null }])
+        const s = seedSession(file.db, `b${i}`, `hb${i}`, T0 - 10, T0 - 1)
+        seedQuotes(file.db, s.id, [{ planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {}, premiumMinor: 0, source: 'simulation', upstreamRef: null }])
       }
     }, 'sessionsPurged', 1_234)
     expect(count('quotes')).toBe(0)

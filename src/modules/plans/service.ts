@@ -7,7 +7,7 @@ import { todayDayNumber } from '../../domain/dates'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import type { Source } from '../../storage/storage'
 import type { Services } from '../services'
-import { inLiveSession } from '../session/service'
+import { sessionEnded } from '../session/service'
 import type { SearchRequest } from './model'
 import { priceCatalogue, type PricedPlan } from './pricing'
 
@@ -28,9 +28,9 @@ export async function searchPlans(services: Deps, caller: { session: { id: numbe
   const given = priced.map(({ product, plan, premiumMinor, upstreamRef }) => ({
     planId: plan.plan_id, product, trip: request.trip, ages, currency, plan, premiumMinor, source, upstreamRef,
   }))
-  // A partner repeating a search changes nothing: reading that costs less than taking the write lock.
+  // A partner repeating a search changes nothing: reading that costs less than writing it again.
   const unsaved = await storage.quotes.unsaved(sessionId, given)
-  if (unsaved.length > 0) await inLiveSession(storage, sessionId, services.clock(), ({ quotes }) => quotes.save(sessionId, unsaved))
+  if (unsaved.length > 0 && !(await storage.quotes.record(sessionId, unsaved, services.clock()))) throw sessionEnded()
   return { mode: source, data: { trip: request.trip, travellers: request.travellers.length, currency, plans: priced.map(({ plan }) => plan) } }
 }
 

@@ -84,6 +84,8 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
       return sweepInBatches(batch, now)
     }),
 
+    flush: async () => {},
+
     // Ready means writable: a standby after a failover answers reads but refuses every admission.
     ping: () => guarded(async () => {
       const [row] = await sql<{ read_only: string }[]>`SELECT current_setting('transaction_read_only') AS read_only`

@@ -69,6 +69,15 @@ export interface Member<T> {
   work: () => T | Promise<T>
 }
 
+/**
+ * What every transaction writes first, outside its members' savepoints: what memory holds that the
+ * file does not yet (write-behind.ts). Told how the transaction ended, so that what it wrote is
+ * dropped from memory once committed, and kept for the next one if not.
+ */
+export interface Prelude {
+  write(): { committed(): void; rolledBack(): void }
+}
+
 export interface SqliteDriver {
   /**
    * Waits for the connection's turn and answers the connection: calls run one at a time, in order,
@@ -88,7 +97,7 @@ export interface SqliteDriver {
   destroy(): Promise<void>
 }
 
-export function sqliteDriver(connection: SqliteConnection): SqliteDriver {
+export function sqliteDriver(connection: SqliteConnection, prelude?: Prelude): SqliteDriver {
   let tail: Promise<void> = Promise.resolve()
   let handOn = () => {}
 
@@ -120,7 +129,7 @@ export function sqliteDriver(connection: SqliteConnection): SqliteDriver {
     acquireConnection,
     releaseConnection,
     provideConnection,
-    groupCommit: groupCommit((run) => void provideConnection(run)),
+    groupCommit: groupCommit((run) => void provideConnection(run), prelude),
     destroy: () => provideConnection(async () => {
       await connection.beforeClose?.()
       connection.exec('PRAGMA wal_checkpoint(TRUNCATE)')
@@ -149,7 +158,7 @@ const MOST_PER_BATCH = 64
  * `bun bench/run.ts --quick --duration 5 --only c,d`): an answer pending across a turn makes Bun drop
  * requests pipelined behind it (oven-sh/bun#38128), which simulation mode must not do.
  */
-function groupCommit(inTurn: (run: (connection: SqliteConnection) => Promise<void>) => void) {
+function groupCommit(inTurn: (run: (connection: SqliteConnection) => Promise<void>) => void, prelude?: Prelude) {
   let queue: Queued[] = []
   let scheduled = false
 
@@ -163,7 +172,7 @@ function groupCommit(inTurn: (run: (connection: SqliteConnection) => Promise<voi
     scheduled = false
     const batch = queue.splice(0, MOST_PER_BATCH)
     if (queue.length > 0) schedule()
-    await runBatch(connection, batch.filter(answeredBefore))
+    await runBatch(connection, batch.filter(answeredBefore), prelude)
   }
 
   return function join<T>(member: Member<T>): Promise<T> {
@@ -187,17 +196,17 @@ function answeredBefore(queued: Queued): boolean {
 }
 
 /** Members run one after another in one transaction; each is settled once the transaction ends. */
-async function runBatch(connection: SqliteConnection, batch: Queued[]): Promise<void> {
+async function runBatch(connection: SqliteConnection, batch: Queued[], prelude?: Prelude): Promise<void> {
   const done: { queued: Queued; value: unknown }[] = []
   const alone = batch.length === 1
-  let open = false
+  let open: ReturnType<Prelude['write']> | null = null
   for (const [index, queued] of batch.entries()) {
     if (!open) {
       try {
-        beginTransaction(connection)
-        open = true
+        open = begin(connection, prelude)
       } catch (error) {
-        // The lock did not come within busy_timeout: the rest of the batch would wait as long again.
+        // The lock did not come within busy_timeout, or the file takes no write: the rest of the
+        // batch would fail as well.
         for (const waiting of batch.slice(index)) waiting.reject(asStorageError(error))
         return
       }
@@ -213,21 +222,36 @@ async function runBatch(connection: SqliteConnection, batch: Queued[]): Promise<
         // SQLite rolled the whole transaction back (SQLITE_FULL, SQLITE_IOERR): the members before
         // this one lost their writes too, and are told so; the rest start a new transaction.
         rollbackTransaction(connection)
+        open.rolledBack()
         for (const lost of done.splice(0)) lost.queued.reject(asStorageError(error))
-        open = false
+        open = null
       }
     }
   }
-  if (open) commit(connection, done)
+  if (open) commit(connection, done, open)
 }
 
-function commit(connection: SqliteConnection, done: { queued: Queued; value: unknown }[]): void {
+/** `BEGIN IMMEDIATE`, then the prelude's writes; rolled back if they fail. */
+function begin(connection: SqliteConnection, prelude?: Prelude): ReturnType<Prelude['write']> {
+  beginTransaction(connection)
+  if (!prelude) return { committed() {}, rolledBack() {} }
+  try {
+    return prelude.write()
+  } catch (error) {
+    rollbackTransaction(connection)
+    throw error
+  }
+}
+
+function commit(connection: SqliteConnection, done: { queued: Queued; value: unknown }[], ended: ReturnType<Prelude['write']>): void {
   try {
     commitTransaction(connection)
   } catch (error) {
     rollbackTransaction(connection)
+    ended.rolledBack()
     for (const { queued } of done) queued.reject(asStorageError(error))
     return
   }
+  ended.committed()
   for (const { queued, value } of done) queued.resolve(value)
 }

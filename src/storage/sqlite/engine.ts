@@ -1,24 +1,26 @@
 /**
  * @module The SQLite engine (embedded default): one connection on a WAL file, its synchronous
- * statements behind the async seam. Every call waits its turn on that connection, and writes
- * (admissions, transactions) go through group commit (driver.ts): those waiting together share one
- * `BEGIN IMMEDIATE`. The file serves one process (ownership.ts): limits, idempotency and sequences
- * are exact because this connection's turn orders every check-then-write.
+ * statements behind the async seam. The file serves one process (ownership.ts), so what is
+ * re-derivable or merely fair-use (sessions, rate windows, recorded quotes) is served from memory and
+ * written behind (write-behind.ts): admission and plan search never wait for a write, and limits
+ * are exact by construction. What a caller is told was done (policies, endorsements, cancellations,
+ * idempotency records, events) commits before its answer, through group commit (driver.ts).
  */
 import type { SqliteConnection } from '../drivers/connection'
 import type { Admission, AdmissionRequest, SessionRow, Storage } from '../storage'
 import { guarded, storesAround, type SynchronousStores } from '../stores'
 import { sweepInBatches } from '../sweep'
-import { inTransaction, sqliteDriver, type Member } from './driver'
+import { inTransaction, sqliteDriver } from './driver'
 import { deliveryQueue, eventStore, webhookStore } from './events'
 import { asStorageError } from './faults'
 import { idempotencyStore } from './idempotency'
 import { limitSize, migrate } from './migrations'
 import { policyStore } from './policies'
 import { quoteStore } from './quotes'
-import { rateLimitStore } from './rate-limits'
+import { rateLog, rateWindows } from './rate-limits'
 import { sessionStore } from './sessions'
 import { sweepBatch } from './sweep'
+import { unwrittenPrelude, writeBehind } from './write-behind'
 
 export interface SqliteOptions {
   rateLimit: number
@@ -30,14 +32,23 @@ export interface SqliteOptions {
 export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Storage {
   migrate(db)
   const withHeadroom = limitSize(db, options.maxMegabytes)
-  const driver = sqliteDriver(db)
   const sessions = sessionStore(db)
-  const rates = rateLimitStore(db, { limit: options.rateLimit, windowMs: options.rateWindowMs })
-  const batch = sweepBatch(db, options.rateWindowMs, withHeadroom)
+  const quotes = quoteStore(db)
+  const rates = rateWindows({ limit: options.rateLimit, windowMs: options.rateWindowMs })
+  const hitLog = rateLog(db, options.rateWindowMs)
+  rates.load(hitLog.recent(Date.now()))
+  const prelude = unwrittenPrelude({ sessions, quotes, rates, rateLog: hitLog })
+  const driver = sqliteDriver(db, prelude)
+  const behind = writeBehind(driver, prelude.isEmpty)
+  const batch = sweepBatch(db, options.rateWindowMs, withHeadroom, sessions.forget)
   const deliveries = deliveryQueue(db)
   const stores: SynchronousStores = {
     sessions: { isLive: sessions.isLive },
-    quotes: quoteStore(db),
+    quotes: {
+      unsaved: quotes.unsaved,
+      find: quotes.find,
+      record: (sessionId, given, now) => sessions.isLive(sessionId, now) && (quotes.record(sessionId, given), true),
+    },
     policies: policyStore(db),
     idempotency: idempotencyStore(db),
     events: eventStore(db),
@@ -45,33 +56,26 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
   }
   const inTurn = <T>(work: () => T) => driver.provideConnection(work)
 
-  /**
-   * Session expiry and a refusal are read before the batch, outside the write lock; what may be
-   * admitted is read again and counted inside it.
-   */
-  function admission({ tokenHash, network, now, create }: AdmissionRequest): Member<Admission> {
-    let live: SessionRow | null = null
-    let keys: string[] = []
-    return {
-      before() {
-        const found = tokenHash === null ? undefined : sessions.findByTokenHash(tokenHash)
-        if (found && found.expiresAt <= now) return { answer: { kind: 'expired' } }
-        live = found ?? null
-        keys = live ? [`s:${live.ref}`, network] : [network]
-        const refused = rates.refusal(keys, now)
-        return refused && { answer: { kind: 'refused', status: refused, session: live } }
-      },
-      work() {
-        const { status, admitted } = rates.admitLocked(keys, now, () => {
-          if (live || !create) return { admitted: live }
-          const fresh = create()
-          const session = sessions.insert(fresh.ref, fresh.tokenHash, now, fresh.expiresAt)
-          return { admitted: session, newKey: `s:${session.ref}` }
-        })
-        if (admitted === undefined) return { kind: 'refused', status, session: live }
-        return { kind: 'admitted', status, session: admitted, created: admitted !== live }
-      },
-    }
+  /** New work is refused while the file takes no write: memory would hold it without bound. */
+  function writable(): void {
+    const failure = behind.failure()
+    if (failure) throw failure
+  }
+
+  /** Expiry, then the rate check and the count, in memory: one synchronous step. */
+  function admitFound({ network, now, create }: AdmissionRequest, found: SessionRow | undefined): Admission {
+    if (found && found.expiresAt <= now) return { kind: 'expired' }
+    const live = found ?? null
+    const keys = live ? [`s:${live.ref}`, network] : [network]
+    const { status, admitted } = rates.admit(keys, now, () => {
+      writable()
+      if (live || !create) return { admitted: live }
+      const fresh = create()
+      const session = sessions.create(fresh.ref, fresh.tokenHash, now, fresh.expiresAt)
+      return { admitted: session, newKey: `s:${session.ref}` }
+    })
+    if (admitted === undefined) return { kind: 'refused', status, session: live }
+    return { kind: 'admitted', status, session: admitted, created: admitted !== live }
   }
 
   // Inside a transaction the turn is already held: calls go straight to the connection.
@@ -80,16 +84,20 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
   return {
     ...storesAround(stores, inTurn),
 
-    admit: (request) => driver.groupCommit(admission(request)),
+    // Only a token memory does not know (expired before this process started, or unknown) is read from the file.
+    admit: async (request) => {
+      const { tokenHash, now } = request
+      const found = tokenHash === null ? undefined : sessions.cached(tokenHash) ?? await inTurn(() => sessions.read(tokenHash, now))
+      return admitFound(request, found)
+    },
 
-    openSession: (create, now) => driver.groupCommit({
-      work: () => rates.admitLocked([], now, () => {
-        const session = sessions.insert(create.ref, create.tokenHash, now, create.expiresAt)
-        return { admitted: session, newKey: `s:${session.ref}` }
-      }).admitted!,
-    }),
+    openSession: async (create, now) => rates.admit([], now, () => {
+      writable()
+      const session = sessions.create(create.ref, create.tokenHash, now, create.expiresAt)
+      return { admitted: session, newKey: `s:${session.ref}` }
+    }).admitted!,
 
-    allowance: (keys, now) => inTurn(() => rates.peek(keys, now)),
+    allowance: async (keys, now) => rates.peek(keys, now),
 
     transaction: (work) => driver.groupCommit({ work: () => work(inTransactionStores) }),
 
@@ -97,12 +105,27 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
 
     recordAttempt: (eventId, lease, attempt, nextAt) => inTurn(() => deliveries.record(eventId, lease, attempt, nextAt)),
 
-    sweep: (now) => sweepInBatches((at) => inTurn(() => batch(at)), now),
+    sweep: async (now) => {
+      // What memory holds goes first, so the sweep sees every session; a full file is swept all the same.
+      await behind.flush().catch(() => {})
+      const swept = await sweepInBatches((at) => inTurn(() => batch(at)), now)
+      rates.forgetIdle(now)
+      return swept
+    },
+
+    flush: () => behind.flush(),
 
     ping: () => inTurn(() => void inTransaction(db, () => db.prepare('SELECT 1').get())),
 
     clock: Date.now,
 
-    close: () => driver.destroy(),
+    close: async () => {
+      behind.stop()
+      try {
+        await behind.flush()
+      } finally {
+        await driver.destroy()
+      }
+    },
   }
 }

@@ -1,14 +1,22 @@
-/** @module Plans a search returned, recorded against the session for issue to check. */
+/**
+ * @module Plans a search returned, recorded against the session for issue to check. Recorded in
+ * memory and written behind (write-behind.ts): a search never waits for a write. Reads look at what
+ * is not written yet first, then at the file.
+ */
 import { quoteFromRow, quoteToRow, unsavedQuotes, type QuoteRow } from '../rows'
 import type { Quote } from '../storage'
 import type { SqliteConnection } from '../drivers/connection'
 
+/** Quotes recorded since the last write: per session, per plan id. */
+export type UnwrittenQuotes = Map<number, Map<string, Quote>>
+
 export function quoteStore(db: SqliteConnection) {
   const insert = db.prepare(
     // A plan_id is a digest of everything that priced it, so a repeated search changes at most
-    // where the plan came from: only then is the row written again.
+    // where the plan came from: only then is the row written again. A session the sweep purged
+    // meanwhile gets nothing.
     `INSERT INTO quotes (session_id, plan_id, trip, ages, currency, plan, source, upstream_ref)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ? AND purged = 0)
      ON CONFLICT (session_id, plan_id) DO UPDATE SET plan = excluded.plan, source = excluded.source, upstream_ref = excluded.upstream_ref
      WHERE source IS NOT excluded.source OR upstream_ref IS NOT excluded.upstream_ref`,
   )
@@ -18,18 +26,46 @@ export function quoteStore(db: SqliteConnection) {
   const byPlanId = db.prepare<QuoteRow>(
     'SELECT plan_id, trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
   )
+  let unwritten: UnwrittenQuotes = new Map()
+
   return {
     unsaved(sessionId: number, quotes: Quote[]): Quote[] {
-      return unsavedQuotes(quotes, recorded.all(sessionId, JSON.stringify(quotes.map((quote) => quote.planId))))
+      const held = unwritten.get(sessionId)
+      const notHeld = held ? unsavedQuotes(quotes, [...held.values()].map(quoteToRow)) : quotes
+      if (notHeld.length === 0) return []
+      return unsavedQuotes(notHeld, recorded.all(sessionId, JSON.stringify(notHeld.map((quote) => quote.planId))))
     },
-    save(sessionId: number, quotes: Quote[]): void {
-      for (const row of quotes.map(quoteToRow)) {
-        insert.run(sessionId, row.plan_id, row.trip, row.ages, row.currency, row.plan, row.source, row.upstream_ref)
-      }
+    /** Records the quotes in memory; the next write puts them in the file. */
+    record(sessionId: number, quotes: Quote[]): void {
+      let held = unwritten.get(sessionId)
+      if (!held) unwritten.set(sessionId, (held = new Map()))
+      for (const quote of quotes) held.set(quote.planId, quote)
     },
     find<Plan>(sessionId: number, planId: string): Quote<Plan> | undefined {
+      const held = unwritten.get(sessionId)?.get(planId)
+      if (held) return held as Quote<Plan>
       const row = byPlanId.get(sessionId, planId)
       return row && quoteFromRow<Plan>(row)
+    },
+    /** The quotes recorded since the last call, to be written; `restore` them if the write fails. */
+    takeUnwritten(): UnwrittenQuotes {
+      const taken = unwritten
+      unwritten = new Map()
+      return taken
+    },
+    hasUnwritten: () => unwritten.size > 0,
+    restore(taken: UnwrittenQuotes): void {
+      for (const [sessionId, quotes] of taken) {
+        const newer = unwritten.get(sessionId)
+        unwritten.set(sessionId, newer ? new Map([...quotes, ...newer]) : quotes)
+      }
+    },
+    write(taken: UnwrittenQuotes): void {
+      for (const [sessionId, quotes] of taken) {
+        for (const row of [...quotes.values()].map(quoteToRow)) {
+          insert.run(sessionId, row.plan_id, row.trip, row.ages, row.currency, row.plan, row.source, row.upstream_ref, sessionId)
+        }
+      }
     },
   }
 }

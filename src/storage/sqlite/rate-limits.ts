@@ -1,23 +1,136 @@
 /**
- * @module Fair-use counters in SQLite. Each key keeps its admitted requests per millisecond
- * (`rate_hits`) and a running total with its oldest hit (`rate_counters`), so a check is one row
- * read while no hit has left the window, and a few index seeks once one has, whatever the limit.
- * A refusal is read outside the write lock (`refusal`: exact without it); an admission is read again
- * and counted inside the write transaction of its group commit (`admitLocked`), so parallel requests
- * never admit more than the limit.
+ * @module Fair-use counters of the embedded engine: served from memory, SQLite as their log. The file
+ * serves one process (ownership.ts), so the windows in memory are every admission there is: a check
+ * and its count are one synchronous step, exact by construction, and no request waits for a write.
+ * The hits are written behind (write-behind.ts) as `rate_hits` (admitted requests per key and
+ * millisecond) with each key's running total in `rate_counters`, and read back at start.
  */
 import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../../domain/rate-window'
 import type { SqliteConnection } from '../drivers/connection'
 
-/** A counter's hits inside the window, and how many recorded ones have left it but are not yet pruned. */
-type Reading = CounterReading & { stale: number }
+/** One key's admitted requests per millisecond, oldest first; `head` is the oldest still in the window. */
+interface Window {
+  ats: number[]
+  hits: number[]
+  head: number
+  used: number
+}
 
-const EMPTY: Reading = { used: 0, oldestAt: null, stale: 0 }
+/** Hits counted since the last write: per key, per millisecond. */
+export type UnwrittenHits = Map<string, Map<number, number>>
 
-/** Reading and pruning counters, shared by the rate check and the sweep. */
+export function rateWindows(policy: WindowPolicy) {
+  const windows = new Map<string, Window>()
+  let unwritten: UnwrittenHits = new Map()
+
+  /** The key's window with the hits that left it dropped (and their room given back now and then). */
+  function current(key: string, now: number): Window | undefined {
+    const window = windows.get(key)
+    if (!window) return undefined
+    const cutoff = now - policy.windowMs
+    while (window.head < window.ats.length && window.ats[window.head]! <= cutoff) window.used -= window.hits[window.head++]!
+    if (window.head > 64 && window.head * 2 > window.ats.length) {
+      window.ats.splice(0, window.head)
+      window.hits.splice(0, window.head)
+      window.head = 0
+    }
+    return window
+  }
+
+  function reading(key: string, now: number): CounterReading {
+    const window = current(key, now)
+    return window && window.used > 0 ? { used: window.used, oldestAt: window.ats[window.head]! } : { used: 0, oldestAt: null }
+  }
+
+  /** Adds `hits` at `at` to the key's window; a millisecond earlier than its newest joins the newest. */
+  function add(key: string, at: number, hits: number): void {
+    let window = windows.get(key)
+    if (!window) windows.set(key, (window = { ats: [], hits: [], head: 0, used: 0 }))
+    const last = window.ats.length - 1
+    // Requests read the clock before their turn, so one may come after a later one: counting it a
+    // little late keeps it in the window no shorter than it should be.
+    if (last >= window.head && window.ats[last]! >= at) window.hits[last]! += hits
+    else {
+      window.ats.push(at)
+      window.hits.push(hits)
+    }
+    window.used += hits
+  }
+
+  function count(key: string, now: number): void {
+    add(key, now, 1)
+    const window = windows.get(key)!
+    const at = window.ats.at(-1)!
+    let perMs = unwritten.get(key)
+    if (!perMs) unwritten.set(key, (perMs = new Map()))
+    perMs.set(at, (perMs.get(at) ?? 0) + 1)
+  }
+
+  const readAll = (keys: string[], now: number) => keys.map((key) => reading(key, now))
+
+  return {
+    /**
+     * Admits one request against every key, or none: reads, decides and counts in one synchronous
+     * step. `onAdmit` runs before the count (if it throws, nothing is counted); it may name one more
+     * key to count the request against (a new session's, which is empty).
+     */
+    admit<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
+      const status = decide(readAll(keys, now), policy, now)
+      if (!status.admitted) return { status }
+      const { admitted, newKey } = onAdmit()
+      for (const key of keys) count(key, now)
+      if (newKey) count(newKey, now)
+      return { status, admitted }
+    },
+    /** The allowance left on these keys, counting nothing. */
+    peek(keys: string[], now: number): RateStatus {
+      return peek(readAll(keys, now), policy, now)
+    },
+    /** The hits counted since the last call, to be written; `restore` them if the write fails. */
+    takeUnwritten(): UnwrittenHits {
+      const taken = unwritten
+      unwritten = new Map()
+      return taken
+    },
+    hasUnwritten: () => unwritten.size > 0,
+    restore(taken: UnwrittenHits): void {
+      for (const [key, perMs] of taken) {
+        const into = unwritten.get(key) ?? new Map<number, number>()
+        for (const [at, hits] of perMs) into.set(at, (into.get(at) ?? 0) + hits)
+        unwritten.set(key, into)
+      }
+    },
+    /**
+     * A key's window as the log should hold it: its hits from the oldest kept on, the oldest and the
+     * newest. No clock: the window was pruned at the times of the requests that read it.
+     */
+    summary(key: string): { used: number; oldest: number; newest: number } | undefined {
+      const window = windows.get(key)
+      return window && window.used > 0 ? { used: window.used, oldest: window.ats[window.head]!, newest: window.ats.at(-1)! } : undefined
+    },
+    /** The hits the log holds inside the window, read at start. */
+    load(rows: Iterable<{ key: string; at: number; hits: number }>): void {
+      for (const { key, at, hits } of rows) add(key, at, hits)
+    },
+    /** Drops the keys whose every hit has left the window; answers how many hits went with them. */
+    forgetIdle(now: number): number {
+      let dropped = 0
+      for (const [key, window] of windows) {
+        if (window.ats.at(-1)! > now - policy.windowMs) continue
+        dropped += window.used
+        windows.delete(key)
+        unwritten.delete(key)
+      }
+      return dropped
+    },
+  }
+}
+
+export type RateWindows = ReturnType<typeof rateWindows>
+
+/** Reading and pruning counters in the log, shared by its writer and the sweep. */
 function counterStatements(db: SqliteConnection, windowMs: number) {
-  // One statement, so one snapshot even outside a transaction, whoever else prunes the key. The hits
-  // are looked at only once the oldest has left the window.
+  // One statement, so one snapshot. The hits are looked at only once the oldest has left the window.
   const read = db.prepare<{ used: number; stale: number; oldest: number | null }>(
     `SELECT used,
        CASE WHEN oldest > ? THEN 0
@@ -29,77 +142,52 @@ function counterStatements(db: SqliteConnection, windowMs: number) {
   const dropStale = db.prepare('DELETE FROM rate_hits WHERE key = ? AND at <= ?')
 
   return {
-    read(key: string, now: number): Reading {
+    read(key: string, now: number): CounterReading & { stale: number } {
       const cutoff = now - windowMs
       const row = read.get(cutoff, cutoff, cutoff, cutoff, key)
-      return row ? { used: row.used - row.stale, oldestAt: row.oldest, stale: row.stale } : EMPTY
+      return row ? { used: row.used - row.stale, oldestAt: row.oldest, stale: row.stale } : { used: 0, oldestAt: null, stale: 0 }
     },
-    /** Deletes the hits a reading found stale; the caller then writes the counter's new total. */
-    prune(key: string, reading: Reading, now: number): void {
-      if (reading.stale > 0) dropStale.run(key, now - windowMs)
+    dropStale(key: string, now: number): void {
+      dropStale.run(key, now - windowMs)
     },
   }
 }
 
-export function rateLimitStore(db: SqliteConnection, policy: WindowPolicy) {
-  const counters = counterStatements(db, policy.windowMs)
-  const record = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1) ON CONFLICT (key, at) DO UPDATE SET hits = hits + 1')
-  // Requests read the clock before waiting for their batch, so one may be counted after a later one:
-  // `newest` only grows, and the oldest hit may be the one counted now.
+/** The log of the windows: writing what they counted, reading it back at start. */
+export function rateLog(db: SqliteConnection, windowMs: number) {
+  const record = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, ?) ON CONFLICT (key, at) DO UPDATE SET hits = hits + excluded.hits')
   const total = db.prepare(
     `INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)
-     ON CONFLICT (key) DO UPDATE SET used = excluded.used, oldest = excluded.oldest, newest = MAX(newest, excluded.newest)`,
+     ON CONFLICT (key) DO UPDATE SET used = excluded.used, oldest = excluded.oldest, newest = excluded.newest`,
   )
-  const readAll = (keys: string[], now: number) => keys.map((key) => counters.read(key, now))
-
-  function count(key: string, reading: Reading, now: number) {
-    counters.prune(key, reading, now)
-    record.run(key, now)
-    total.run(key, reading.used + 1, Math.min(reading.oldestAt ?? now, now), now)
-  }
-
-  /** Reads, decides and counts; the caller holds the write lock (a transaction is open). */
-  function admitLocked<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
-    const readings = readAll(keys, now)
-    const status = decide(readings, policy, now)
-    if (!status.admitted) return { status }
-    const { admitted, newKey } = onAdmit()
-    readings.forEach((reading, i) => count(keys[i]!, reading, now))
-    if (newKey) count(newKey, EMPTY, now)
-    return { status, admitted }
-  }
-
-  /**
-   * The refusal these keys get without taking the write lock, or undefined when the request may be
-   * admitted (then `admitLocked` decides). A refusal writes nothing, and hits only leave the window
-   * as time passes: a read outside the lock is already exact for it, so the 429 path never waits
-   * for the lock.
-   */
-  function refusal(keys: string[], now: number): RateStatus | undefined {
-    const early = decide(readAll(keys, now), policy, now)
-    return early.admitted ? undefined : early
-  }
+  const recent = db.prepare<{ key: string; at: number; hits: number }>('SELECT key, at, hits FROM rate_hits WHERE at > ? ORDER BY key, at')
+  const dropBefore = db.prepare('DELETE FROM rate_hits WHERE key = ? AND at < ?')
 
   return {
-    refusal,
     /**
-     * Admits one request against every key, or none, inside a transaction the caller has opened.
-     * `onAdmit` runs inside the same transaction, so a session created for an admitted request exists
-     * exactly when the request was counted; it may name one more key to count the request against (a
-     * new session's, which is empty).
+     * Writes the hits taken from `windows`, and each key's total as its window has it: the log keeps
+     * the same hits as the window (none older than its oldest), so their sum is the total.
      */
-    admitLocked,
-    /** The allowance left on these keys, counting nothing. */
-    peek(keys: string[], now: number): RateStatus {
-      return peek(readAll(keys, now), policy, now)
+    write(taken: UnwrittenHits, windows: RateWindows): void {
+      for (const [key, perMs] of taken) {
+        const summary = windows.summary(key)
+        if (!summary) continue // every hit has left the window: the sweep forgets the key
+        dropBefore.run(key, summary.oldest)
+        for (const [at, hits] of perMs) if (at >= summary.oldest) record.run(key, at, hits)
+        total.run(key, summary.used, summary.oldest, summary.newest)
+      }
+    },
+    /** The hits still inside the window at `now`. */
+    recent(now: number): Iterable<{ key: string; at: number; hits: number }> {
+      return recent.all(now - windowMs)
     },
   }
 }
 
 /**
- * The sweep's part: tidies one page of counters in key order, after `after`. A key whose hits have
- * all left the window is forgotten; the others lose the hits that have. Answers how many hits went
- * and where the next page starts (null when this page was the last).
+ * The sweep's part: tidies one page of the log's counters in key order, after `after`. A key whose
+ * hits have all left the window is forgotten; the others lose the hits that have. Answers how many
+ * hits went and where the next page starts (null when this page was the last).
  */
 export function rateCounterTidier(db: SqliteConnection, windowMs: number) {
   const counters = counterStatements(db, windowMs)
@@ -121,7 +209,7 @@ export function rateCounterTidier(db: SqliteConnection, windowMs: number) {
         hitsDeleted += used
       } else if (oldest <= cutoff) {
         const reading = counters.read(key, now)
-        counters.prune(key, reading, now)
+        counters.dropStale(key, now)
         setTotal.run(reading.used, reading.oldestAt, key)
         hitsDeleted += reading.stale
       }

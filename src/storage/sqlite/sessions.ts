@@ -1,27 +1,84 @@
-/** @module Session rows: only a hash of the cookie token is stored, never the token. */
+/**
+ * @module Sessions of the embedded engine: served from memory, SQLite as their log. Only a hash of
+ * the cookie token is stored, never the token. A new session is written behind (write-behind.ts),
+ * and in the transaction of anything written for it first (a policy's session is durable with it).
+ * The file serves one process, so ids are numbered here, after the highest the file holds.
+ */
 import type { SessionRow } from '../storage'
 import type { SqliteConnection } from '../drivers/connection'
+
+export interface NewSessionRow extends SessionRow {
+  tokenHash: string
+  createdAt: number
+}
 
 export function sessionStore(db: SqliteConnection) {
   const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number }>(
     'SELECT id, ref, expires_at FROM sessions WHERE token_hash = ?',
   )
-  const insert = db.prepare<{ id: number }>(
-    'INSERT INTO sessions (ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?) RETURNING id',
+  const insert = db.prepare(
+    'INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
   )
   const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
+  let lastId = db.prepare<{ id: number | null }>('SELECT MAX(id) AS id FROM sessions').get()?.id ?? 0
+  // Live sessions seen since start, by token hash and by id; the log answers for the others.
+  const byToken = new Map<string, SessionRow>()
+  const tokenOf = new Map<number, string>()
+  let unwritten: NewSessionRow[] = []
+
+  function remember(tokenHash: string, session: SessionRow): SessionRow {
+    byToken.set(tokenHash, session)
+    tokenOf.set(session.id, tokenHash)
+    return session
+  }
+
   return {
-    /** Whether the session still runs at `now`: not expired, not swept (the seam's `SessionStore.isLive`). */
-    isLive(id: number, now: number): boolean {
-      return live.get(id, now) !== undefined
+    /** The session with this token hash as memory has it, or undefined when only the log can tell. */
+    cached(tokenHash: string): SessionRow | undefined {
+      return byToken.get(tokenHash)
     },
-    findByTokenHash(tokenHash: string): SessionRow | undefined {
+    /** The session with this token hash from the log (expired ones too: a late call gets `session_expired`). */
+    read(tokenHash: string, now: number): SessionRow | undefined {
       const row = byTokenHash.get(tokenHash)
-      return row && { id: row.id, ref: row.ref, expiresAt: row.expires_at }
+      if (!row) return undefined
+      const session = { id: row.id, ref: row.ref, expiresAt: row.expires_at }
+      return session.expiresAt > now ? remember(tokenHash, session) : session
     },
-    insert(ref: string, tokenHash: string, createdAt: number, expiresAt: number): SessionRow {
-      const { id } = insert.get(ref, tokenHash, createdAt, expiresAt)!
-      return { id, ref, expiresAt }
+    create(ref: string, tokenHash: string, now: number, expiresAt: number): SessionRow {
+      const session = { id: ++lastId, ref, expiresAt }
+      unwritten.push({ ...session, tokenHash, createdAt: now })
+      return remember(tokenHash, session)
+    },
+    /**
+     * Whether the session still runs at `now`: not expired, not swept (the seam's `SessionStore.isLive`).
+     * Memory drops a session as the sweep purges it (`forget`), so a remembered one is not purged.
+     */
+    isLive(id: number, now: number): boolean {
+      const tokenHash = tokenOf.get(id)
+      const session = tokenHash === undefined ? undefined : byToken.get(tokenHash)
+      return session ? session.expiresAt > now : live.get(id, now) !== undefined
+    },
+    /** The sweep purged this session: only the log answers for it from now on. */
+    forget(id: number): void {
+      const tokenHash = tokenOf.get(id)
+      if (tokenHash === undefined) return
+      tokenOf.delete(id)
+      byToken.delete(tokenHash)
+    },
+    /** The sessions created since the last call, to be written; `restore` them if the write fails. */
+    takeUnwritten(): NewSessionRow[] {
+      const taken = unwritten
+      unwritten = []
+      return taken
+    },
+    hasUnwritten: () => unwritten.length > 0,
+    restore(taken: NewSessionRow[]): void {
+      unwritten = taken.concat(unwritten)
+    },
+    write(taken: NewSessionRow[]): void {
+      for (const session of taken) insert.run(session.id, session.ref, session.tokenHash, session.createdAt, session.expiresAt)
     },
   }
 }
+
+export type SessionStore = ReturnType<typeof sessionStore>

@@ -10,11 +10,11 @@ import { inTransaction } from './driver'
 import { rateCounterTidier } from './rate-limits'
 
 /** One bounded batch of the sweep, in one short transaction. */
-export function sweepBatch(db: SqliteConnection, windowMs: number, withHeadroom: <T>(work: () => T) => T) {
+export function sweepBatch(db: SqliteConnection, windowMs: number, withHeadroom: <T>(work: () => T) => T, forget: (sessionId: number) => void = () => {}) {
   const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
   const owned = ['quotes', 'policies', 'idempotency', 'events', 'webhooks'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
   const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
-  const forget = db.prepare(
+  const forgetTombstones = db.prepare(
     'DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purged = 1 AND expires_at <= ? LIMIT ?)',
   )
   const tidyCounters = rateCounterTidier(db, windowMs)
@@ -28,8 +28,9 @@ export function sweepBatch(db: SqliteConnection, windowMs: number, withHeadroom:
       for (const { id } of ids) {
         for (const statement of owned) statement.run(id)
         markPurged.run(id)
+        forget(id)
       }
-      const forgotten = forget.run(now - TOMBSTONE_MS, BATCH).changes
+      const forgotten = forgetTombstones.run(now - TOMBSTONE_MS, BATCH).changes
       const tidied = tidyCounters(counterCursor, BATCH * 10, now)
       counterCursor = tidied.next ?? ''
       return {

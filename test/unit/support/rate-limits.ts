@@ -1,21 +1,23 @@
-/** The SQLite engine's rate-limit store as tests and child processes drive it, one admission at a time. */
+/** The embedded engine's rate windows as tests drive them: each admission written to the log at once. */
 import type { RateStatus, WindowPolicy } from '../../../src/domain/rate-window'
 import type { SqliteConnection } from '../../../src/storage/drivers/connection'
 import { inTransaction } from '../../../src/storage/sqlite/driver'
-import { rateLimitStore } from '../../../src/storage/sqlite/rate-limits'
+import { rateLog, rateWindows } from '../../../src/storage/sqlite/rate-limits'
 
 /**
- * The SQLite rate-limit store with `admit`: the refusal read, then the check and the count in a
- * transaction of their own, which is what the engine's group commit does for a lone admission.
+ * The rate windows, loaded from the file's log as the engine loads them at `startedAt`, with each
+ * admission's hits written behind at once (the engine writes them at the next transaction).
  */
-export function rateLimiter(db: SqliteConnection, policy: WindowPolicy) {
-  const rates = rateLimitStore(db, policy)
+export function rateLimiter(db: SqliteConnection, policy: WindowPolicy, startedAt = 0) {
+  const windows = rateWindows(policy)
+  const log = rateLog(db, policy.windowMs)
+  windows.load(log.recent(startedAt))
   return {
-    ...rates,
+    ...windows,
     admit<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
-      const refused = rates.refusal(keys, now)
-      if (refused) return { status: refused }
-      return inTransaction(db, () => rates.admitLocked(keys, now, onAdmit))
+      const result = windows.admit(keys, now, onAdmit)
+      inTransaction(db, () => log.write(windows.takeUnwritten(), windows))
+      return result
     },
   }
 }

@@ -8,6 +8,9 @@ import { openEmbedded } from '../../../src/storage/drivers/bun'
 import type { SqliteConnection } from '../../../src/storage/drivers/connection'
 import { sqliteStorage } from '../../../src/storage/sqlite/engine'
 import { migrate } from '../../../src/storage/sqlite/migrations'
+import { quoteStore } from '../../../src/storage/sqlite/quotes'
+import { sessionStore } from '../../../src/storage/sqlite/sessions'
+import type { Quote } from '../../../src/storage/storage'
 
 /** The embedded storage on a connection of the test's choosing (by default a fresh in-memory one). */
 export function embeddedStorage(config: Config, db: SqliteConnection = openEmbedded(':memory:')) {
@@ -35,4 +38,19 @@ export function fileForEachTest(prefix: string) {
     rmSync(current.dir, { recursive: true, force: true })
   })
   return current
+}
+
+/** A session written to the file, as the engine writes one behind. */
+export function seedSession(db: SqliteConnection, ref: string, tokenHash: string, createdAt: number, expiresAt: number) {
+  const sessions = sessionStore(db)
+  const session = sessions.create(ref, tokenHash, createdAt, expiresAt)
+  sessions.write(sessions.takeUnwritten())
+  return session
+}
+
+/** Quotes written to the file for a session, as the engine writes them behind. */
+export function seedQuotes(db: SqliteConnection, sessionId: number, quotes: Quote[]) {
+  const store = quoteStore(db)
+  store.record(sessionId, quotes)
+  store.write(store.takeUnwritten())
 }
