@@ -4,7 +4,7 @@
  * strength, and that the raw token is never written to the database (the SQLite file, or every row on PostgreSQL).
  */
 import { API, call, expect, expectOk, type Reply, test, tripFrom, uniqueNetwork } from './support/client'
-import { storeBytes } from './support/store'
+import { countRows, storeBytes } from './support/store'
 
 /** The attributes of the `sbx_session` Set-Cookie line, names lower-cased. */
 function cookieAttributes(reply: Reply): { value: string; attributes: Record<string, string | true> } {
@@ -123,7 +123,8 @@ test.describe('the session cookie', () => {
     }
     const leaks = (bytes: Buffer) => tokens.filter((token) =>
       bytes.includes(token) || bytes.includes(Buffer.from(token, 'base64url')) || bytes.includes(Buffer.from(token, 'base64url').toString('hex')))
-    // While running (the -wal holds the recent writes) ...
+    // While running (the -wal holds the recent writes; the embedded engine writes sessions behind) ...
+    await expect.poll(() => countRows(server.dbPath, 'sessions')).toBe(tokens.length)
     const running = await storeBytes(server.dbPath)
     expect(running.length).toBeGreaterThan(0)
     expect(leaks(running)).toEqual([])

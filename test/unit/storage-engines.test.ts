@@ -147,6 +147,25 @@ for (const name of ['sqlite', 'postgres'] as const) {
       await storage.close()
     })
 
+    test("a search's quotes are recorded while the session runs, found at once, kept over a restart, and refused once it ended", async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const id = await admittedSession(storage, 'n:198.18.0.7')
+      const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2030-02-01', end_date: '2030-02-05' }
+      const quote = (planId: string) => ({ planId, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: { plan_id: planId }, premiumMinor: 100, source: 'simulation' as const, upstreamRef: null })
+      expect(await storage.quotes.record(id, [quote('plan_a'), quote('plan_b')], T0 + 1)).toBe(true)
+      expect(await storage.quotes.find(id, 'plan_a')).toEqual(quote('plan_a'))
+      expect(await storage.quotes.unsaved(id, [quote('plan_a'), quote('plan_c')])).toEqual([quote('plan_c')])
+      await storage.close()
+      const reopened = await engine.open()
+      expect(await reopened.quotes.find(id, 'plan_b')).toEqual(quote('plan_b'))
+      expect(await reopened.quotes.record(id, [quote('plan_c')], T0 + TTL_MS)).toBe(false)
+      expect(await reopened.quotes.find(id, 'plan_c')).toBeUndefined()
+      await reopened.flush()
+      expect(await engine.count('quotes')).toBe(2)
+      await reopened.close()
+    })
+
     test('two storages sweeping at once purge each expired session exactly once', async () => {
       const engine = await freshEngine(name)
       const [a, b] = [await engine.open(), await engine.open()]

@@ -21,7 +21,7 @@ export function quoteStore(sql: Queryable): QuoteStore {
         saved AS (
           INSERT INTO quotes (session_id, plan_id, trip, ages, currency, plan, source, upstream_ref)
           SELECT live.id, q.plan_id, q.trip, q.ages, q.currency, q.plan, q.source, q.upstream_ref
-            FROM live, json_to_recordset(${rows}::json)
+            FROM live, json_to_recordset(${rows}::text::json)
               AS q (plan_id text, trip text, ages text, currency text, plan text, source text, upstream_ref text)
           ON CONFLICT (session_id, plan_id) DO UPDATE SET plan = excluded.plan, source = excluded.source, upstream_ref = excluded.upstream_ref)
         SELECT EXISTS (SELECT 1 FROM live) AS live`
