@@ -214,8 +214,9 @@ export interface SweepResult {
 export interface Storage extends Stores {
   /**
    * Session expiry, then the rolling-window check of the session's and the network's counters, then
-   * counting and (when asked) creating the session: one transaction, exact across the instances
-   * sharing a PostgreSQL database. A refusal counts nothing and creates nothing.
+   * counting and (when asked) creating the session, exactly: in one transaction on PostgreSQL (across
+   * the instances sharing it), in one synchronous step in the embedded engine's memory (its one
+   * process sees every admission). A refusal counts nothing and creates nothing.
    */
   admit(request: AdmissionRequest): Promise<Admission>
   /** Creates a session and counts one request against it (explicit creation, after its checks). */
