@@ -47,11 +47,19 @@ const trip = { origin_country: 'IN', destination_country: 'FR', start_date: star
 const travellers = [{ age: 34 }, { age: 8 }]
 const searchBody = JSON.stringify({ trip, travellers, currency: 'EUR' })
 
+/**
+ * Corrections per policy before a lane moves to its next one: every answer and event of a policy
+ * carries its whole history, so one policy corrected thousands of times would measure that history.
+ */
+const MODIFIES_PER_POLICY = 20
+
 interface Lane {
   xff: string
   cookie: string | null
   planId: string | null
-  policyRef: string | null
+  /** The lane's policies, issued before the run; `modifies` tells which one is corrected next. */
+  policyRefs: string[]
+  modifies: number
   extendNext: boolean
   busy: Promise<void>
 }
@@ -72,7 +80,8 @@ function measured(lane: Lane): [string, string] {
     const body = lane.extendNext
       ? { scenario: 'extend_end_date', new_end_date: endDate2 }
       : { scenario: 'shorten_end_date', new_end_date: endDate }
-    return [`/api/sandbox/policy/${lane.policyRef}/modify`, JSON.stringify(body)]
+    const policyRef = lane.policyRefs[Math.floor(lane.modifies / MODIFIES_PER_POLICY) % lane.policyRefs.length]
+    return [`/api/sandbox/policy/${policyRef}/modify`, JSON.stringify(body)]
   }
   return ['/api/sandbox/plans/search', searchBody]
 }
@@ -83,14 +92,24 @@ async function prepare(lane: Lane): Promise<void> {
   lane.planId = /"plan_id":"([^"]+)"/.exec(search.text)?.[1] ?? null
   if (search.status !== 200 || !lane.planId) throw new Error(`set-up search failed: ${search.status} ${search.text.slice(0, 200)}`)
   if (mode === 'issue') return
-  const issue = await call(lane, '/api/sandbox/policy/new', JSON.stringify({ plan_id: lane.planId, trip, travellers }))
-  lane.policyRef = /"policy_ref":"([^"]+)"/.exec(issue.text)?.[1] ?? null
-  if (issue.status !== 200 || !lane.policyRef) throw new Error(`set-up issue failed: ${issue.status} ${issue.text.slice(0, 200)}`)
+  const policies = Math.ceil((rate * durationMs) / 1000 / laneCount / MODIFIES_PER_POLICY) + 1
+  for (let index = 0; index < policies; index++) {
+    const issue = await call(lane, '/api/sandbox/policy/new', JSON.stringify({ plan_id: lane.planId, trip, travellers }))
+    const policyRef = /"policy_ref":"([^"]+)"/.exec(issue.text)?.[1]
+    if (issue.status !== 200 || !policyRef) throw new Error(`set-up issue failed: ${issue.status} ${issue.text.slice(0, 200)}`)
+    lane.policyRefs.push(policyRef)
+  }
+}
+
+/** After a correction: the next one undoes it, on the same policy until it has had its share. */
+function corrected(lane: Lane): void {
+  lane.extendNext = !lane.extendNext
+  lane.modifies++
 }
 
 const lanes: Lane[] = Array.from({ length: laneCount }, (_, index) => ({
   xff: `10.${net}.${Math.floor(index / 250)}.${(index % 250) + 1}`,
-  cookie: null, planId: null, policyRef: null, extendNext: true, busy: Promise.resolve(),
+  cookie: null, planId: null, policyRefs: [], modifies: 0, extendNext: true, busy: Promise.resolve(),
 }))
 await Promise.all(lanes.map(prepare))
 // a few unmeasured calls per lane, so the first measured ones do not pay for connection set-up
@@ -98,7 +117,7 @@ for (let round = 0; round < 3; round++) {
   await Promise.all(lanes.map(async (lane) => {
     const [path, body] = measured(lane)
     const { status } = await call(lane, path, body)
-    if (status >= 200 && status < 300 && mode === 'modify') lane.extendNext = !lane.extendNext
+    if (status >= 200 && status < 300 && mode === 'modify') corrected(lane)
   }))
 }
 
@@ -116,7 +135,7 @@ function send(index: number, scheduledAt: number): void {
     try {
       const { status, text } = await call(lane, path, body)
       if (status >= 200 && status < 300) {
-        if (mode === 'modify') lane.extendNext = !lane.extendNext
+        if (mode === 'modify') corrected(lane)
       } else {
         non2xx++
         firstBad ||= `${status} ${text.slice(0, 200)}`

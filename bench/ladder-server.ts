@@ -7,7 +7,7 @@
  *   elysia     bare Elysia (the app's settings), one route
  *   hooks      + the request's own steps (request id and headers, error envelope, log line written nowhere)
  *   lookup     + admission and testing aids, admission's storage call only reading (the allowance, no write)
- *   admission  + the real admission: session lookup, rate check, counting (one write, group commit)
+ *   admission  + the real admission: session lookup, rate check, counting (in memory, written behind)
  *   body       + the body step (size, media type, JSON, personal data) and the route's body schema
  *   handler    + the real handler (searchPlans, recording quotes) and the success envelope
  *

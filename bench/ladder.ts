@@ -17,7 +17,7 @@ export const LADDER: { key: string; rung: Rung | 'raw' | 'sandbox'; adds: string
   { key: 'L1', rung: 'elysia', adds: 'bare Elysia route (app settings), answer serialised' },
   { key: 'L2', rung: 'hooks', adds: '+ our hooks (request start, error answer, log line)' },
   { key: 'L3', rung: 'lookup', adds: '+ admission and testing aids, storage read only (no write)' },
-  { key: 'L4', rung: 'admission', adds: '+ admission: session lookup, rate check and count (one write)' },
+  { key: 'L4', rung: 'admission', adds: '+ admission: session lookup, rate check and count (memory, written behind)' },
   { key: 'L5', rung: 'body', adds: '+ body reader (size, media type, JSON, personal data) and body schema' },
   { key: 'L6', rung: 'handler', adds: '+ handler (pricing, quotes recorded) and success envelope' },
   { key: 'L7', rung: 'sandbox', adds: '+ answer schema check and log line = the sandbox (src/server.bun.ts)' },

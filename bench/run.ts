@@ -45,7 +45,7 @@ async function runPaths(bench: Bench, sandbox: string[], label: string): Promise
   const { options } = bench
   const rows: Row[] = []
   if (wanted(options, 'c')) rows.push(await measure(bench, { key: 'c', label: 'policy issue', server: label, mode: 'issue' }, sandbox, {}, true))
-  if (wanted(options, 'd')) rows.push(await measure(bench, { key: 'd', label: 'modify (extend/shorten)', server: label, mode: 'modify' }, sandbox, {}, true))
+  if (wanted(options, 'd')) rows.push(await measure(bench, { key: 'd', label: 'modify (extend/shorten, 20 per policy)', server: label, mode: 'modify' }, sandbox, {}, true))
   if (wanted(options, 'e')) rows.push(await measure(bench, { key: 'e', label: '429 path (limit 30, one network)', server: label, mode: 'limited' }, sandbox, { SANDBOX_RATE_LIMIT: '30' }))
   if (!wanted(options, 'f')) return rows
   for (const [key, runtime] of [['f1', 'binary'], ['f2', 'deno'], ['f3', 'node']] as const) {

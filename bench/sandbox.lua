@@ -7,7 +7,10 @@
 --                search:  loops on plan search
 --                issue:   one search, then loops on policy issue of its first plan
 --                modify:  one search, one issue, then loops on modify, alternating
---                         extend_end_date (to BENCH_END2) and shorten_end_date (back to BENCH_END)
+--                         extend_end_date (to BENCH_END2) and shorten_end_date (back to BENCH_END);
+--                         after 20 corrections it issues a new policy (one request in 21): every
+--                         answer and event of a policy carries its whole history, so one policy
+--                         corrected thousands of times would measure that history, not a correction
 --                limited: plan search from ONE network and no cookie: the allowance is spent after
 --                         the first few requests and the rest measure the 429 path
 --   BENCH_START, BENCH_END, BENCH_END2   trip dates (YYYY-MM-DD, relative to today; BENCH_END2 > BENCH_END)
@@ -43,6 +46,8 @@ local phase = "search"      -- search -> issue -> modify
 local plan_id = nil
 local policy_ref = nil
 local extend_next = true
+local modifies = 0
+local MODIFIES_PER_POLICY = 20
 n2xx, n429, nother, nsetup = 0, 0, 0, 0
 first_bad = ""
 
@@ -101,10 +106,15 @@ function response(status, hdrs, body)
     nsetup = nsetup + 1
     if ok then
       policy_ref = string.match(body, '"policy_ref":"([^"]+)"')
-      if policy_ref then phase = "modify" end
+      if policy_ref then
+        phase = "modify"
+        modifies = 0
+      end
     end
   elseif phase == "modify" and ok then
     extend_next = not extend_next
+    modifies = modifies + 1
+    if modifies >= MODIFIES_PER_POLICY and extend_next then phase = "issue" end
   end
 end
 

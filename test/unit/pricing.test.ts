@@ -35,6 +35,18 @@ describe('determinism', () => {
     expect(b).toEqual(a)
   })
 
+  test('a repeated search is answered from memory with the same plans; reordering one answer changes no other', () => {
+    const first = priceCatalogue(catalogue, trip('JP'), [41], 'EUR')
+    const again = priceCatalogue(catalogue, trip('JP'), [41], 'EUR')
+    expect(again).toEqual(first)
+    first.reverse()
+    expect(priceCatalogue(catalogue, trip('JP'), [41], 'EUR')).toEqual(again)
+    // Another catalogue is priced by its own rules, never from what this one answered.
+    const cheaper = structuredClone(catalogue)
+    for (const plan of cheaper.plans) plan.policy_fee_inr = 0
+    expect(priceCatalogue(cheaper, trip('JP'), [41], 'EUR').map((p) => p.premiumMinor)).not.toEqual(again.map((p) => p.premiumMinor))
+  })
+
   test('plan ids are stable digests (same value on every runtime and after restart)', () => {
     const plans = priceCatalogue(catalogue, trip('TH'), [30], 'INR').map((p) => p.plan.plan_id)
     for (const id of plans) expect(id).toMatch(/^plan_[a-z_]+_[0-9a-f]{12}$/)

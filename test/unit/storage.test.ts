@@ -142,15 +142,18 @@ describe('rate windows', () => {
     expect(hits()).toBe(1)
   })
 
-  test('hits that left the window stop counting before they are pruned, and go when the key counts again', () => {
+  test('hits that left the window stop counting at once; the log drops them by the tenth of a second when the key counts again', () => {
     const rates = rateLimiter(file.db, policy)
-    for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + i, () => ({ admitted: true }))
-    rates.admit(['k'], T0 + 10, () => ({ admitted: true })) // refused: full
-    expect(hits('k')).toBe(5)
+    for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + 99 + i, () => ({ admitted: true }))
+    rates.admit(['k'], T0 + 110, () => ({ admitted: true })) // refused: full
+    // Logged at the end of their tenth: T0 + 99 and T0 + 100 at T0 + 100, the other three at T0 + 200.
+    expect(file.db.prepare<{ at: number; hits: number }>('SELECT at, hits FROM rate_hits ORDER BY at').all())
+      .toEqual([{ at: T0 + 100, hits: 2 }, { at: T0 + 200, hits: 3 }])
     // Three of the five leave the window; nothing has pruned them yet, and they no longer count.
-    expect(rates.peek(['k'], T0 + WINDOW_MS + 2)).toMatchObject({ remaining: 3, resetAt: T0 + 3 + WINDOW_MS })
-    expect(rates.admit(['k'], T0 + WINDOW_MS + 2, () => ({ admitted: true })).status).toMatchObject({ admitted: true, remaining: 2 })
-    expect(hits('k')).toBe(3)
+    expect(rates.peek(['k'], T0 + WINDOW_MS + 101)).toMatchObject({ remaining: 3, resetAt: T0 + 102 + WINDOW_MS })
+    expect(rates.admit(['k'], T0 + WINDOW_MS + 101, () => ({ admitted: true })).status).toMatchObject({ admitted: true, remaining: 2 })
+    // The log keeps whole tenths: the one of T0 + 102 (three hits), and the new one.
+    expect(hits('k')).toBe(4)
   })
 
   test('a request counted after a later one (it read the clock first) stays in the window no shorter', async () => {

@@ -63,8 +63,27 @@ export function planId(product: string, trip: Trip, ages: number[], currency: st
   return `plan_${product}_${createHash('sha256').update(input).digest('hex').slice(0, 12)}`
 }
 
-/** Every plan that fits, cheapest first, ties broken by plan_id. `ages` must be sorted. */
+/** Searches priced lately, per catalogue: partners repeat a search far more often than they vary it. */
+const recentlyPriced = new WeakMap<Catalogue, Map<string, PricedPlan[]>>()
+const MOST_REMEMBERED = 256
+
+/**
+ * Every plan that fits, cheapest first, ties broken by plan_id. `ages` must be sorted. The plans are
+ * shared by every caller asking the same (the last few hundred searches are remembered): read them, never change them.
+ */
 export function priceCatalogue(catalogue: Catalogue, trip: Trip, ages: number[], currency: string): PricedPlan[] {
+  let remembered = recentlyPriced.get(catalogue)
+  if (!remembered) recentlyPriced.set(catalogue, (remembered = new Map()))
+  const key = [trip.origin_country, trip.destination_country, trip.start_date, trip.end_date, ages.join(','), currency].join('|')
+  const known = remembered.get(key)
+  if (known) return known.slice()
+  const priced = priceAnew(catalogue, trip, ages, currency)
+  if (remembered.size >= MOST_REMEMBERED) remembered.delete(remembered.keys().next().value!)
+  remembered.set(key, priced)
+  return priced.slice()
+}
+
+function priceAnew(catalogue: Catalogue, trip: Trip, ages: number[], currency: string): PricedPlan[] {
   const priced: PricedPlan[] = []
   const region = regionOf(catalogue, trip)
   const days = coverDays(trip)

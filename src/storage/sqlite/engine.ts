@@ -40,7 +40,10 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
   const prelude = unwrittenPrelude({ sessions, quotes, rates, rateLog: hitLog })
   const driver = sqliteDriver(db, prelude)
   const behind = writeBehind(driver, prelude.isEmpty)
-  const batch = sweepBatch(db, options.rateWindowMs, withHeadroom, sessions.forget)
+  const batch = sweepBatch(db, options.rateWindowMs, withHeadroom, (sessionId) => {
+    sessions.forget(sessionId)
+    quotes.forget(sessionId)
+  })
   const deliveries = deliveryQueue(db)
   const stores: SynchronousStores = {
     sessions: { isLive: sessions.isLive },

@@ -27,13 +27,29 @@ export function quoteStore(db: SqliteConnection) {
     'SELECT plan_id, trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
   )
   let unwritten: UnwrittenQuotes = new Map()
+  // Per live session, the last search found recorded as it stands: a partner repeating it is
+  // answered without reading the file.
+  const lastRecorded = new Map<number, string>()
+  const signature = (quotes: Quote[]) => quotes.map((quote) => `${quote.planId} ${quote.source} ${quote.upstreamRef}`).join()
+
+  function notRecorded(sessionId: number, quotes: Quote[]): Quote[] {
+    const held = unwritten.get(sessionId)
+    const notHeld = held ? unsavedQuotes(quotes, [...held.values()].map(quoteToRow)) : quotes
+    if (notHeld.length === 0) return []
+    return unsavedQuotes(notHeld, recorded.all(sessionId, JSON.stringify(notHeld.map((quote) => quote.planId))))
+  }
 
   return {
     unsaved(sessionId: number, quotes: Quote[]): Quote[] {
-      const held = unwritten.get(sessionId)
-      const notHeld = held ? unsavedQuotes(quotes, [...held.values()].map(quoteToRow)) : quotes
-      if (notHeld.length === 0) return []
-      return unsavedQuotes(notHeld, recorded.all(sessionId, JSON.stringify(notHeld.map((quote) => quote.planId))))
+      const searched = signature(quotes)
+      if (lastRecorded.get(sessionId) === searched) return []
+      const unsaved = notRecorded(sessionId, quotes)
+      if (unsaved.length === 0) lastRecorded.set(sessionId, searched)
+      return unsaved
+    },
+    /** The sweep purged the session: nothing of it is remembered. */
+    forget(sessionId: number): void {
+      lastRecorded.delete(sessionId)
     },
     /** Records the quotes in memory; the next write puts them in the file. */
     record(sessionId: number, quotes: Quote[]): void {

@@ -3,7 +3,7 @@
  * serves one process (ownership.ts), so the windows in memory are every admission there is: a check
  * and its count are one synchronous step, exact by construction, and no request waits for a write.
  * The hits are written behind (write-behind.ts) as `rate_hits` (admitted requests per key and
- * millisecond) with each key's running total in `rate_counters`, and read back at start.
+ * tenth of a second) with each key's running total in `rate_counters`, and read back at start.
  */
 import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../../domain/rate-window'
 import type { SqliteConnection } from '../drivers/connection'
@@ -16,7 +16,7 @@ interface Window {
   used: number
 }
 
-/** Hits counted since the last write: per key, per millisecond. */
+/** Hits counted since the last write: per key, per tenth of a second as the log keeps them (`LOG_RESOLUTION_MS`). */
 export type UnwrittenHits = Map<string, Map<number, number>>
 
 export function rateWindows(policy: WindowPolicy) {
@@ -59,11 +59,10 @@ export function rateWindows(policy: WindowPolicy) {
 
   function count(key: string, now: number): void {
     add(key, now, 1)
-    const window = windows.get(key)!
-    const at = window.ats.at(-1)!
-    let perMs = unwritten.get(key)
-    if (!perMs) unwritten.set(key, (perMs = new Map()))
-    perMs.set(at, (perMs.get(at) ?? 0) + 1)
+    const at = logged(windows.get(key)!.ats.at(-1)!)
+    let perTenth = unwritten.get(key)
+    if (!perTenth) unwritten.set(key, (perTenth = new Map()))
+    perTenth.set(at, (perTenth.get(at) ?? 0) + 1)
   }
 
   const readAll = (keys: string[], now: number) => keys.map((key) => reading(key, now))
@@ -154,30 +153,46 @@ function counterStatements(db: SqliteConnection, windowMs: number) {
 }
 
 /** The log of the windows: writing what they counted, reading it back at start. */
+/**
+ * How finely the log keeps hits: each is logged at the end of its tenth of a second, so that a
+ * write-behind holds a row per key per tenth rather than per millisecond (a busy key counts in most
+ * milliseconds). Memory stays exact; read back after a restart, a hit counts up to this much longer.
+ */
+export const LOG_RESOLUTION_MS = 100
+
+const logged = (at: number) => Math.ceil(at / LOG_RESOLUTION_MS) * LOG_RESOLUTION_MS
+
+/** The log of the windows: writing what they counted, reading it back at start. */
 export function rateLog(db: SqliteConnection, windowMs: number) {
   const record = db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, ?) ON CONFLICT (key, at) DO UPDATE SET hits = hits + excluded.hits')
   const total = db.prepare(
     `INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)
-     ON CONFLICT (key) DO UPDATE SET used = excluded.used, oldest = excluded.oldest, newest = excluded.newest`,
+     ON CONFLICT (key) DO UPDATE SET used = used + ?, oldest = excluded.oldest, newest = MAX(newest, excluded.newest)`,
   )
   const recent = db.prepare<{ key: string; at: number; hits: number }>('SELECT key, at, hits FROM rate_hits WHERE at > ? ORDER BY key, at')
-  const dropBefore = db.prepare('DELETE FROM rate_hits WHERE key = ? AND at < ?')
+  const dropBefore = db.prepare<{ hits: number }>('DELETE FROM rate_hits WHERE key = ? AND at < ? RETURNING hits')
 
   return {
     /**
-     * Writes the hits taken from `windows`, and each key's total as its window has it: the log keeps
-     * the same hits as the window (none older than its oldest), so their sum is the total.
+     * Writes the hits taken from `windows`, dropping the logged ones that have left the key's window
+     * (older than its oldest hit's tenth), and keeps each key's total the sum of its logged hits.
      */
     write(taken: UnwrittenHits, windows: RateWindows): void {
       for (const [key, perMs] of taken) {
         const summary = windows.summary(key)
         if (!summary) continue // every hit has left the window: the sweep forgets the key
-        dropBefore.run(key, summary.oldest)
-        for (const [at, hits] of perMs) if (at >= summary.oldest) record.run(key, at, hits)
-        total.run(key, summary.used, summary.oldest, summary.newest)
+        const from = logged(summary.oldest)
+        const dropped = dropBefore.all(key, from).reduce((sum, row) => sum + row.hits, 0)
+        let added = 0
+        for (const [at, hits] of perMs) {
+          if (at < from) continue
+          record.run(key, at, hits)
+          added += hits
+        }
+        total.run(key, added, from, logged(summary.newest), added - dropped)
       }
     },
-    /** The hits still inside the window at `now`. */
+    /** The hits still inside the window at `now`, as logged. */
     recent(now: number): Iterable<{ key: string; at: number; hits: number }> {
       return recent.all(now - windowMs)
     },
