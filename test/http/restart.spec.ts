@@ -30,7 +30,10 @@ test.describe('restart', () => {
     expect(body.data.trip).toEqual({ end_date: addDays(trip.end_date, 1) })
     expect(body.data.endorsement?.sequence).toBe(2)
     expect(body.meta.rate_limit.remaining).toBe(25)
-    expect(body.meta.rate_limit.reset_at).toBe(created.meta.rate_limit.reset_at)
+    // The embedded engine logs hits per tenth of a second: read back, the oldest counts up to 100 ms longer.
+    const resetShift = Date.parse(body.meta.rate_limit.reset_at) - Date.parse(created.meta.rate_limit.reset_at)
+    expect(resetShift).toBeGreaterThanOrEqual(0)
+    expect(resetShift).toBeLessThan(100)
 
     // The network's count carried over too, and the plans are the same after the restart.
     const neighbour = await newClient({ baseURL: second.url, network: networkA })

@@ -10,15 +10,18 @@ import { inTransaction, rowLock, type Queryable } from './driver'
 
 export function eventStore(sql: Queryable, locking: boolean): EventStore {
   return {
+    // One round trip. Events of one session are written one transaction at a time (the advisory
+    // lock, taken before the insert since the insert reads its row), so their ids follow commit
+    // order and a cursor never passes one that commits later.
     async append(event) {
-      // Events of one session are written one transaction at a time, so their ids follow commit
-      // order and a cursor never passes one that commits later.
-      if (locking) await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`events ${event.sessionId}`}, 0))`
-      const [inserted] = await sql<{ id: number }[]>`
-        INSERT INTO events (ref, session_id, type, at, body) VALUES (${event.ref}, ${event.sessionId}, ${event.type}, ${event.at}, ${event.body})
-        RETURNING id`
+      const turn = locking ? sql`SELECT pg_advisory_xact_lock(hashtextextended(${`events ${event.sessionId}`}, 0))` : sql`SELECT 1`
       await sql`
-        INSERT INTO deliveries (event_id, next_at) SELECT ${inserted!.id}, ${event.at}
+        WITH turn AS (${turn}),
+        inserted AS (
+          INSERT INTO events (ref, session_id, type, at, body)
+          SELECT ${event.ref}::text, ${event.sessionId}::bigint, ${event.type}::text, ${event.at}::bigint, ${event.body}::text FROM turn
+          RETURNING id)
+        INSERT INTO deliveries (event_id, next_at) SELECT inserted.id, ${event.at}::bigint FROM inserted
         WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ${event.sessionId} ${rowLock(sql, locking, 'share')})`
     },
     async list(sessionId, afterId, now, limit) {
