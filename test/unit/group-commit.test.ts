@@ -141,13 +141,17 @@ describe('write-behind', () => {
     expect(execs).toEqual([])
   })
 
-  test("a policy's session is durable with it: the transaction writes the unwritten sessions first", async () => {
+  test("a policy's session is durable with it: the transaction writes the unwritten sessions first, and only them", async () => {
     const store = storage()
     const admission = await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     if (admission.kind !== 'admitted') throw new Error('not admitted')
     await store.transaction(({ policies }) => policies.insert(policy(admission.session!.id, 'pol_1')))
     expect(committedCount('sessions')).toBe(1)
     expect(committedCount('policies')).toBe(1)
+    // Fair-use hits wait for the write-behind: a policy's transaction writes no page for them.
+    expect(committedCount('rate_hits')).toBe(0)
+    await store.flush()
+    expect(committedCount('rate_hits')).toBe(2)
   })
 
   test('what a failing transaction took is kept for the next one', async () => {

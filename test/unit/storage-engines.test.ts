@@ -166,9 +166,9 @@ for (const name of ['sqlite', 'postgres'] as const) {
       await reopened.close()
     })
 
-    test('two storages sweeping at once purge each expired session exactly once', async () => {
+    test('two storages (one on SQLite) sweeping at once purge each expired session exactly once', async () => {
       const engine = await freshEngine(name)
-      const [a, b] = [await engine.open(), await engine.open()]
+      const [a, b] = await engine.pair()
       const ids: number[] = []
       for (let index = 0; index < 130; index++) {
         const admission = await a.admit({ tokenHash: null, network: `n:10.0.${index >> 8}.${index & 255}`, now: T0, create: () => session(index) })
@@ -180,7 +180,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const [one, two] = await Promise.all([a.sweep(T0 + TTL_MS), b.sweep(T0 + TTL_MS)])
       expect(one.sessionsPurged + two.sessionsPurged).toBe(130)
       expect(await engine.count('idempotency')).toBe(0)
-      await Promise.all([a.close(), b.close()])
+      await Promise.all([...new Set([a, b])].map((storage) => storage.close()))
     })
 
     test('concurrent first uses of one idempotency key through two storages (one on SQLite) commit once', async () => {

@@ -67,15 +67,18 @@ export interface Member<T> {
   before?: () => { answer: T } | undefined
   /** The member's reads and writes, inside the batch's transaction and its own savepoint. */
   work: () => T | Promise<T>
+  /** The transaction writes everything the prelude holds (a write-behind), not only what writes refer to. */
+  everything?: boolean
 }
 
 /**
  * What every transaction writes first, outside its members' savepoints: what memory holds that the
- * file does not yet (write-behind.ts). Told how the transaction ended, so that what it wrote is
- * dropped from memory once committed, and kept for the next one if not.
+ * file does not yet (write-behind.ts), all of it when a member asks (`everything`), else only what
+ * the members' writes may refer to. Told how the transaction ended, so that what it wrote is dropped
+ * from memory once committed, and kept for the next one if not.
  */
 export interface Prelude {
-  write(): { committed(): void; rolledBack(): void }
+  write(everything: boolean): { committed(): void; rolledBack(): void }
 }
 
 export interface SqliteDriver {
@@ -203,7 +206,7 @@ async function runBatch(connection: SqliteConnection, batch: Queued[], prelude?:
   for (const [index, queued] of batch.entries()) {
     if (!open) {
       try {
-        open = begin(connection, prelude)
+        open = begin(connection, prelude, batch.slice(index).some((waiting) => waiting.member.everything))
       } catch (error) {
         // The lock did not come within busy_timeout, or the file takes no write: the rest of the
         // batch would fail as well.
@@ -232,11 +235,11 @@ async function runBatch(connection: SqliteConnection, batch: Queued[], prelude?:
 }
 
 /** `BEGIN IMMEDIATE`, then the prelude's writes; rolled back if they fail. */
-function begin(connection: SqliteConnection, prelude?: Prelude): ReturnType<Prelude['write']> {
+function begin(connection: SqliteConnection, prelude: Prelude | undefined, everything: boolean): ReturnType<Prelude['write']> {
   beginTransaction(connection)
   if (!prelude) return { committed() {}, rolledBack() {} }
   try {
-    return prelude.write()
+    return prelude.write(everything)
   } catch (error) {
     rollbackTransaction(connection)
     throw error

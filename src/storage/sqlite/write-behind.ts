@@ -1,10 +1,9 @@
 /**
  * @module Write-behind of the embedded engine. Sessions, rate hits and recorded quotes are served
- * from memory (sessions.ts, rate-limits.ts, quotes.ts); what memory holds that the file does not yet
- * is written at the start of the next transaction: the next policy write, or the one this module
- * commits every `WRITE_BEHIND_MS`, before each sweep, and on close. So a policy's session is durable
- * with it, and a crash loses at most the last interval's sessions with nothing written for them,
- * their rate hits and their quotes (docs/decisions.md).
+ * from memory (sessions.ts, rate-limits.ts, quotes.ts) and written by the transaction this module
+ * commits every `WRITE_BEHIND_MS`, before each sweep, and on close. Every other transaction writes
+ * the unwritten sessions first, so a policy's session is durable with it. A crash loses at most the
+ * last interval's sessions with nothing written for them, rate hits and quotes (docs/decisions.md).
  */
 import { StorageUnavailable } from '../storage'
 import type { Prelude, SqliteDriver } from './driver'
@@ -22,12 +21,19 @@ interface Parts {
   rateLog: ReturnType<typeof rateLog>
 }
 
-/** The prelude of every transaction: takes what is unwritten and writes it; puts it back if the transaction fails. */
+/**
+ * The prelude of every transaction: takes what is unwritten and writes it (the sessions, which what a
+ * transaction writes refers to; all of it for a write-behind); puts it back if the transaction fails.
+ */
 export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): Prelude & { isEmpty(): boolean } {
   return {
     isEmpty: () => !sessions.hasUnwritten() && !quotes.hasUnwritten() && !rates.hasUnwritten(),
-    write() {
-      const taken = { sessions: sessions.takeUnwritten(), quotes: quotes.takeUnwritten(), hits: rates.takeUnwritten() }
+    write(everything) {
+      const taken = {
+        sessions: sessions.takeUnwritten(),
+        quotes: everything ? quotes.takeUnwritten() : new Map(),
+        hits: everything ? rates.takeUnwritten() : new Map(),
+      }
       const restore = () => {
         sessions.restore(taken.sessions)
         quotes.restore(taken.quotes)
@@ -59,7 +65,7 @@ export function writeBehind(driver: SqliteDriver, isEmpty: () => boolean) {
   async function flush(): Promise<void> {
     if (isEmpty() && !failure) return
     try {
-      await driver.groupCommit({ work: () => undefined })
+      await driver.groupCommit({ everything: true, work: () => undefined })
       failure = null
     } catch (error) {
       failure = error instanceof StorageUnavailable ? error : new StorageUnavailable(String(error))
