@@ -123,6 +123,10 @@ for (const deployment of DEPLOYMENTS) {
         (await queryStore<{ n: number }>(servers[0]!.dbPath, `SELECT SUM(hits) AS n FROM rate_hits WHERE key = 's:${sessionRef}'`))[0]!.n
       await expect.poll(sessionHits).toBe(LIMIT)
       await expect.poll(() => countRows(servers[0]!.dbPath, 'sessions')).toBe(LIMIT + 1)
+      // And no more once every write-behind interval has passed (200 ms): nothing counted twice.
+      await sleep(600)
+      expect(await sessionHits()).toBe(LIMIT)
+      expect(await countRows(servers[0]!.dbPath, 'sessions')).toBe(LIMIT + 1)
     })
 
     test(`${CALLS} concurrent repeats of one Idempotency-Key issue one policy and endorse once`, async ({ privateServer }) => {

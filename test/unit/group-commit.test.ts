@@ -20,7 +20,8 @@ function recording(connection: SqliteConnection): SqliteConnection {
 }
 
 function storage(limit = 1000): Storage {
-  const opened = sqliteStorage(recording(file.db), { rateLimit: limit, rateWindowMs: 600_000, maxMegabytes: 0 })
+  // No timer: what is written behind is written when a test flushes, never in the middle of one.
+  const opened = sqliteStorage(recording(file.db), { rateLimit: limit, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
   execs = [] // the migration's own statements
   return opened
 }
@@ -94,15 +95,6 @@ describe('group commit', () => {
     expect(refs).toEqual(['pol_a', 'pol_c'])
   })
 
-  test('a refusal joins no transaction', async () => {
-    const store = storage(1)
-    await store.admit({ tokenHash: null, network: 'n:full', now: T0, create: () => newSession(1) })
-    execs = []
-    const refused = await store.admit({ tokenHash: null, network: 'n:full', now: T0 + 1, create: () => newSession(2) })
-    expect(refused.kind).toBe('refused')
-    expect(execs).toEqual([])
-  })
-
   test('when SQLite rolls the whole transaction back, the members before are told, the ones after commit anew', async () => {
     const exec = (sql: string) => () => file.db.prepare(sql).run()
     const join = sqliteDriver(file.db).groupCommit
@@ -174,7 +166,7 @@ describe('write-behind', () => {
     await first.admit({ tokenHash: 'hash1', network: 'n:2', now: T0 + 1, create: () => newSession(9) })
     await first.close()
     file.db = openEmbedded(file.path)
-    const second = sqliteStorage(file.db, { rateLimit: 2, rateWindowMs: 600_000, maxMegabytes: 0 })
+    const second = sqliteStorage(file.db, { rateLimit: 2, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
     const again = await second.admit({ tokenHash: 'hash1', network: 'n:3', now: T0 + 2, create: () => newSession(10) })
     // The session's third call in the window: refused, as it would have been without the restart.
     expect(again).toMatchObject({ kind: 'refused', session: { ref: 'sbx_1' } })
@@ -182,24 +174,55 @@ describe('write-behind', () => {
     expect(next).toMatchObject({ kind: 'admitted', session: { id: 2, ref: 'sbx_11' } })
   })
 
-  test('while the file takes no write, admission answers storage_unavailable and memory holds no more', async () => {
-    let full = false
-    const fails = (sql: string) => full && /^(INSERT|UPDATE|DELETE|BEGIN)/.test(sql.trim())
-    const disk = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+  /** A connection whose statements matching `failing` (when set) fail as a full disk does. */
+  function fillable() {
+    const state = { failing: null as RegExp | null }
+    const check = (sql: string) => {
+      if (state.failing?.test(sql.trim())) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
+    }
     const connection: SqliteConnection = {
       ...file.db,
-      exec: (sql) => {
-        if (fails(sql)) throw disk
-        file.db.exec(sql)
+      exec: (sql) => (check(sql), file.db.exec(sql)),
+      prepare<Row>(sql: string) {
+        const statement = file.db.prepare<Row>(sql)
+        return { ...statement, get: (...p) => (check(sql), statement.get(...p)), run: (...p) => (check(sql), statement.run(...p)) }
       },
     }
-    const store = sqliteStorage(connection, { rateLimit: 100, rateWindowMs: 600_000, maxMegabytes: 0 })
+    return { state, store: sqliteStorage(connection, { rateLimit: 100, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 }) }
+  }
+
+  test('a write that fails after BEGIN, or at COMMIT, keeps what it took for the next one, which writes it once', async () => {
+    const { state, store } = fillable()
     await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
-    full = true
+    for (const failing of [/^INSERT INTO sessions/, /^COMMIT/]) {
+      state.failing = failing
+      await expect(store.flush()).rejects.toBeInstanceOf(StorageUnavailable)
+      expect(committedCount('sessions')).toBe(0)
+    }
+    state.failing = null
+    await store.flush()
+    expect(sessionRefs()).toEqual(['sbx_1'])
+    expect(file.db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all())
+      .toEqual([{ key: 'n:1', used: 1 }, { key: 's:sbx_1', used: 1 }])
+  })
+
+  test('close writes what is unwritten, and says so when it cannot', async () => {
+    const { state, store } = fillable()
+    await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
+    state.failing = /^BEGIN/
+    await expect(store.close()).rejects.toBeInstanceOf(StorageUnavailable)
+    file.db = openEmbedded(file.path) // close closed the connection all the same
+    expect(committedCount('sessions')).toBe(0)
+  })
+
+  test('while the file takes no write, admission answers storage_unavailable and memory holds no more', async () => {
+    const { state, store } = fillable()
+    await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
+    state.failing = /^(INSERT|UPDATE|DELETE|BEGIN)/
     await expect(store.flush()).rejects.toBeInstanceOf(StorageUnavailable)
     await expect(store.admit({ tokenHash: 'hash1', network: 'n:1', now: T0 + 1, create: null })).rejects.toBeInstanceOf(StorageUnavailable)
     await expect(store.openSession(newSession(2), T0 + 1)).rejects.toBeInstanceOf(StorageUnavailable)
-    full = false
+    state.failing = null
     await store.flush()
     expect(await store.admit({ tokenHash: 'hash1', network: 'n:1', now: T0 + 2, create: null })).toMatchObject({ kind: 'admitted', status: { remaining: 98 } })
     expect(sessionRefs()).toEqual(['sbx_1'])

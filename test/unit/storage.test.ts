@@ -247,6 +247,16 @@ describe('sweep', () => {
     expect(sessionStore(file.db).read('hash-live', T0)).toEqual({ id: live.id, ref: 'live', expiresAt: T0 + 60_000 })
   })
 
+  test('a purged session read by a request that read the clock before the sweep is not live, and not remembered as live', async () => {
+    const session = seedOwner('late', T0)
+    await sweeper(file.db, WINDOW_MS).sweep(T0)
+    const sessions = sessionStore(file.db)
+    // The request read T0 - 1 (still running by its clock); the sweep purged the session meanwhile.
+    expect(sessions.read('hash-late', T0 - 1)).toEqual({ id: session.id, ref: 'late', expiresAt: T0 })
+    expect(sessions.cached('hash-late')).toBeUndefined()
+    expect(sessions.isLive(session.id, T0 - 1)).toBe(false)
+  })
+
   test('a session expires at its expiry instant, not a millisecond later', async () => {
     const session = seedOwner('edge', T0)
     await sweeper(file.db, WINDOW_MS).sweep(T0 - 1)

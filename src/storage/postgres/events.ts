@@ -12,7 +12,9 @@ export function eventStore(sql: Queryable, locking: boolean): EventStore {
   return {
     // One round trip. Events of one session are written one transaction at a time (the advisory
     // lock, taken before the insert since the insert reads its row), so their ids follow commit
-    // order and a cursor never passes one that commits later.
+    // order and a cursor never passes one that commits later. The webhook is looked up for the row
+    // inserted, so after the lock; as of the statement's start (an endpoint registered while it
+    // waited gets the next event, as one registered a moment later would).
     async append(event) {
       const turn = locking ? sql`SELECT pg_advisory_xact_lock(hashtextextended(${`events ${event.sessionId}`}, 0))` : sql`SELECT 1`
       await sql`
@@ -20,9 +22,9 @@ export function eventStore(sql: Queryable, locking: boolean): EventStore {
         inserted AS (
           INSERT INTO events (ref, session_id, type, at, body)
           SELECT ${event.ref}::text, ${event.sessionId}::bigint, ${event.type}::text, ${event.at}::bigint, ${event.body}::text FROM turn
-          RETURNING id)
+          RETURNING id, session_id)
         INSERT INTO deliveries (event_id, next_at) SELECT inserted.id, ${event.at}::bigint FROM inserted
-        WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ${event.sessionId} ${rowLock(sql, locking, 'share')})`
+        WHERE EXISTS (SELECT 1 FROM webhooks WHERE webhooks.session_id = inserted.session_id ${rowLock(sql, locking, 'share')})`
     },
     async list(sessionId, afterId, now, limit) {
       const rows = await sql<EventRow[]>`

@@ -27,6 +27,8 @@ export interface SqliteOptions {
   rateWindowMs: number
   /** Upper bound on the file in MiB; 0 for none. */
   maxMegabytes: number
+  /** How often what memory serves is written behind (write-behind.ts); 0: only when flushed (tests). */
+  writeBehindMs?: number
 }
 
 export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Storage {
@@ -39,7 +41,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
   rates.load(hitLog.recent(Date.now()))
   const prelude = unwrittenPrelude({ sessions, quotes, rates, rateLog: hitLog })
   const driver = sqliteDriver(db, prelude)
-  const behind = writeBehind(driver, prelude.isEmpty)
+  const behind = writeBehind(driver, prelude.isEmpty, options.writeBehindMs)
   const batch = sweepBatch(db, options.rateWindowMs, withHeadroom, (sessionId) => {
     sessions.forget(sessionId)
     quotes.forget(sessionId)
@@ -125,7 +127,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     close: async () => {
       behind.stop()
       try {
-        await behind.flush()
+        await behind.flush(true)
       } finally {
         await driver.destroy()
       }

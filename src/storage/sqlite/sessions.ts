@@ -13,12 +13,10 @@ export interface NewSessionRow extends SessionRow {
 }
 
 export function sessionStore(db: SqliteConnection) {
-  const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number }>(
-    'SELECT id, ref, expires_at FROM sessions WHERE token_hash = ?',
+  const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number; purged: number }>(
+    'SELECT id, ref, expires_at, purged FROM sessions WHERE token_hash = ?',
   )
-  const insert = db.prepare(
-    'INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
-  )
+  const insert = db.prepare('INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
   const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
   let lastId = db.prepare<{ id: number | null }>('SELECT MAX(id) AS id FROM sessions').get()?.id ?? 0
   // Live sessions seen since start, by token hash and by id; the log answers for the others.
@@ -37,12 +35,16 @@ export function sessionStore(db: SqliteConnection) {
     cached(tokenHash: string): SessionRow | undefined {
       return byToken.get(tokenHash)
     },
-    /** The session with this token hash from the log (expired ones too: a late call gets `session_expired`). */
+    /**
+     * The session with this token hash from the log (expired ones too: a late call gets
+     * `session_expired`). Only a live one is remembered: one the sweep purged (its request read the
+     * clock before the sweep did) is left to the log, whose `isLive` knows it ended.
+     */
     read(tokenHash: string, now: number): SessionRow | undefined {
       const row = byTokenHash.get(tokenHash)
       if (!row) return undefined
       const session = { id: row.id, ref: row.ref, expiresAt: row.expires_at }
-      return session.expiresAt > now ? remember(tokenHash, session) : session
+      return session.expiresAt > now && !row.purged ? remember(tokenHash, session) : session
     },
     create(ref: string, tokenHash: string, now: number, expiresAt: number): SessionRow {
       const session = { id: ++lastId, ref, expiresAt }

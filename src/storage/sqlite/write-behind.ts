@@ -6,6 +6,7 @@
  * last interval's sessions with nothing written for them, rate hits and quotes (docs/decisions.md).
  */
 import { StorageUnavailable } from '../storage'
+import { asStorageError } from './faults'
 import type { Prelude, SqliteDriver } from './driver'
 import type { quoteStore } from './quotes'
 import type { rateLog, RateWindows } from './rate-limits'
@@ -45,7 +46,9 @@ export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): P
         quotes.write(taken.quotes)
         rateLog.write(taken.hits, rates)
       } catch (error) {
-        restore()
+        // A storage fault passes (the file full, read-only): kept, written once it takes writes again.
+        // Anything else would fail again on every retry and block every write: dropped.
+        if (asStorageError(error) instanceof StorageUnavailable) restore()
         throw error
       }
       return { committed: () => {}, rolledBack: restore }
@@ -58,12 +61,13 @@ export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): P
  * no write (full, read-only), `failure` names why: admission refuses new work then, so memory does
  * not grow without bound, until a write succeeds again.
  */
-export function writeBehind(driver: SqliteDriver, isEmpty: () => boolean) {
+export function writeBehind(driver: SqliteDriver, isEmpty: () => boolean, intervalMs = WRITE_BEHIND_MS) {
   let failure: StorageUnavailable | null = null
   let running: Promise<void> | null = null
 
-  async function flush(): Promise<void> {
-    if (isEmpty() && !failure) return
+  /** Commits what is unwritten; `always`, even when nothing seems to be (a batch running may yet give some back). */
+  async function flush(always = false): Promise<void> {
+    if (isEmpty() && !failure && !always) return
     try {
       await driver.groupCommit({ everything: true, work: () => undefined })
       failure = null
@@ -73,10 +77,10 @@ export function writeBehind(driver: SqliteDriver, isEmpty: () => boolean) {
     }
   }
 
-  const timer = setInterval(() => {
+  const timer = intervalMs > 0 ? setInterval(() => {
     running ??= flush().catch(() => {}).finally(() => (running = null))
-  }, WRITE_BEHIND_MS)
-  ;(timer as { unref?: () => void }).unref?.()
+  }, intervalMs) : undefined
+  ;(timer as { unref?: () => void } | undefined)?.unref?.()
 
   return {
     flush,
