@@ -39,6 +39,9 @@ test.describe('crash safety', () => {
     const started = Date.now()
     const { network, cookie, body, plans } = await openSession(server.url, server.url, { trip: tripFrom(20, 10), travellers: [{ age: 44 }] })
     const issueBody = { plan_id: plans[0].plan_id, ...body }
+    // The embedded engine writes a search's quotes behind (200 ms): a search right before a crash
+    // may need repeating (docs/decisions.md). This test is about what was acknowledged after it.
+    await expect.poll(() => countRows(dbPath, 'quotes'), { timeout: 10_000 }).toBeGreaterThan(0)
 
     /** Acknowledged state: policy_ref → (idempotency key → endorsement sequence). */
     const policies = new Map<string, Map<string, number>>()

@@ -133,12 +133,15 @@ describe('write-behind', () => {
     expect(execs).toEqual([])
   })
 
-  test("a policy's session is durable with it: the transaction writes the unwritten sessions first, and only them", async () => {
+  test("a policy's session and plan are durable with it: the transaction writes the unwritten sessions and quotes first, not the hits", async () => {
     const store = storage()
     const admission = await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     if (admission.kind !== 'admitted') throw new Error('not admitted')
+    const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' }
+    await store.quotes.record(admission.session!.id, [{ planId: 'p', product: 'x', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }], T0)
     await store.transaction(({ policies }) => policies.insert(policy(admission.session!.id, 'pol_1')))
     expect(committedCount('sessions')).toBe(1)
+    expect(committedCount('quotes')).toBe(1)
     expect(committedCount('policies')).toBe(1)
     // Fair-use hits wait for the write-behind: a policy's transaction writes no page for them.
     expect(committedCount('rate_hits')).toBe(0)

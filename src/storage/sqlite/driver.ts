@@ -73,8 +73,8 @@ export interface Member<T> {
 
 /**
  * What every transaction writes first, outside its members' savepoints: what memory holds that the
- * file does not yet (write-behind.ts), all of it when a member asks (`everything`), else only what
- * the members' writes may refer to. Told how the transaction ended, so that what it wrote is dropped
+ * file does not yet (write-behind.ts), all of it when a member asks (`everything`), else what the
+ * members' writes may depend on. Told how the transaction ended, so that what it wrote is dropped
  * from memory once committed, and kept for the next one if not.
  */
 export interface Prelude {

@@ -2,8 +2,9 @@
  * @module Write-behind of the embedded engine. Sessions, rate hits and recorded quotes are served
  * from memory (sessions.ts, rate-limits.ts, quotes.ts) and written by the transaction this module
  * commits every `WRITE_BEHIND_MS`, before each sweep, and on close. Every other transaction writes
- * the unwritten sessions first, so a policy's session is durable with it. A crash loses at most the
- * last interval's sessions with nothing written for them, rate hits and quotes (docs/decisions.md).
+ * the unwritten sessions and quotes first, so a policy's session and the plan it was issued from are
+ * durable with it. A crash loses at most the last interval's sessions with nothing written for them,
+ * rate hits and quotes (docs/decisions.md).
  */
 import { StorageUnavailable } from '../storage'
 import { asStorageError } from './faults'
@@ -23,8 +24,10 @@ interface Parts {
 }
 
 /**
- * The prelude of every transaction: takes what is unwritten and writes it (the sessions, which what a
- * transaction writes refers to; all of it for a write-behind); puts it back if the transaction fails.
+ * The prelude of every transaction: takes what is unwritten and writes it; puts it back if the
+ * transaction fails. Sessions, which what a transaction writes refers to, and quotes, so that a plan
+ * a policy was issued from stays in the file with it (few: a quote is written once); rate hits, which
+ * every call adds, only in the write-behind's own transaction.
  */
 export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): Prelude & { isEmpty(): boolean } {
   return {
@@ -32,7 +35,7 @@ export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): P
     write(everything) {
       const taken = {
         sessions: sessions.takeUnwritten(),
-        quotes: everything ? quotes.takeUnwritten() : new Map(),
+        quotes: quotes.takeUnwritten(),
         hits: everything ? rates.takeUnwritten() : new Map(),
       }
       const restore = () => {
