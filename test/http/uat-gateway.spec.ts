@@ -3,7 +3,7 @@
  * misbehave. Runs on every target: the gateway's timeouts and retries ride on each runtime's fetch.
  */
 import type { APIRequestContext } from '@playwright/test'
-import { expect, test as suite, testNetwork, tripFrom } from './support/client'
+import { expect, test as suite, tripFrom, uniqueNetwork } from './support/client'
 import { portOf, rawExchange, rawHead } from './support/raw'
 import { currentTarget, startStandIn, type RunningServer } from './support/server'
 
@@ -35,7 +35,7 @@ const test = suite.extend<{ gateway: (name: string, env?: Record<string, string>
         SANDBOX_UAT_BREAKER_FAILURES: '50',
         ...env,
       })
-      const api = await playwright.request.newContext({ baseURL: sandbox.url, extraHTTPHeaders: { 'x-forwarded-for': testNetwork() } })
+      const api = await playwright.request.newContext({ baseURL: sandbox.url, extraHTTPHeaders: { 'x-forwarded-for': uniqueNetwork() } })
       clients.push(api)
       return {
         api,
@@ -205,7 +205,7 @@ test('two requests pipelined on one connection behind a search through the insur
   const onBun = ['bun', 'binary', 'uat', 'pg'].includes(currentTarget())
   const { sandbox } = await gateway('uat-pipelined')
   const body = JSON.stringify({ trip, travellers })
-  const request = rawHead('/api/sandbox/plans/search', { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Forwarded-For': testNetwork() }) + body
+  const request = rawHead('/api/sandbox/plans/search', { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Forwarded-For': uniqueNetwork() }) + body
   const result = await rawExchange(portOf(sandbox.url), [request + request], { deadlineMs: 5_000, responses: 2 })
   const statuses = result.responses.map((answer) => answer.status)
   const seen = `${result.ended}: ${result.bytes.toString('latin1').slice(0, 200)}`

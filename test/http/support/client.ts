@@ -33,14 +33,10 @@ export const API = {
   certificate: (policyRef: string) => `/api/sandbox/policy/${encodeURIComponent(policyRef)}/documents/policy_certificate`,
 }
 
-/** A random address from 198.18.0.0/15, the range set aside for benchmarks and tests: each test's own network. */
-export function testNetwork(): string {
-  return `198.${18 + randomInt(2)}.${randomInt(256)}.${randomInt(1, 255)}`
-}
-
 /**
- * A network no other test uses: a random IPv6 /64 from the documentation prefix (2001:db8::/32),
- * for tests that spread calls over many networks (random IPv4 test addresses collide too often).
+ * A network no other test uses: a random IPv6 /64 from the documentation prefix (2001:db8::/32).
+ * Not a random IPv4 test address (198.18.0.0/15): among a few hundred tests on one server, two
+ * drew the same one, and a test saw another's calls in its allowance (plan search, deno, 2026-11-25).
  */
 export function uniqueNetwork(host = 1): string {
   const group = () => randomInt(0x10000).toString(16)
@@ -387,7 +383,7 @@ export const test = base.extend<{
   }, { scope: 'worker', auto: true }],
   // Every test calls from a network of its own (X-Forwarded-For, trusted by the test servers), so
   // that per-network allowances never collide.
-  network: async ({}, use) => use(testNetwork()),
+  network: async ({}, use) => use(uniqueNetwork()),
   extraHTTPHeaders: async ({ network }, use) => use({ 'x-forwarded-for': network }),
   newClient: async ({ playwright, baseURL }, use) => {
     const made: APIRequestContext[] = []
