@@ -1,7 +1,8 @@
 /**
  * @module Admission, every sandbox call's: it reads the cookie, refuses an expired session, admits
  * the call against the session's and the network's allowance, counts it, and creates the session
- * when the call brings none — one storage call, one transaction. Explicit creation
+ * when the call brings none — one storage call (the storage's `admit`: exact, and writing nothing
+ * the call waits for on the embedded engine). Explicit creation
  * (`POST /api/sandbox/session`) is counted against the network only; its route creates the session
  * once the call has passed its checks, so a failed call leaves the caller's session and cookie as
  * they were.

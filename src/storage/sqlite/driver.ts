@@ -2,7 +2,7 @@
  * @module The SQLite driver, shaped like Kysely's `Driver` (kysely src/driver/driver.ts): the one
  * connection and whose turn it is on it (`acquireConnection`, `releaseConnection`), transactions,
  * savepoints, and group commit, which is built on them. Transactions are `BEGIN IMMEDIATE`: the write
- * lock is taken before the first read, so a check-then-write (rate limit, idempotency) is atomic
+ * lock is taken before the first read, so a check-then-write (idempotency, sequences) is atomic
  * against the file's other connection (Bun's checkpoint worker). Unlike Kysely's, the transaction calls are synchronous, as the
  * connection's are (storage/drivers/): only waiting for the turn is not.
  */
@@ -60,11 +60,6 @@ export function inTransaction<T>(connection: SqliteConnection, work: () => T): T
 
 /** One write waiting for its batch (group commit). */
 export interface Member<T> {
-  /**
-   * Runs before the batch's transaction, outside the write lock; a value it answers settles the member
-   * without joining the transaction (a refusal: reads only, and exact without the lock).
-   */
-  before?: () => { answer: T } | undefined
   /** The member's reads and writes, inside the batch's transaction and its own savepoint. */
   work: () => T | Promise<T>
   /** The transaction writes everything the prelude holds (a write-behind), not only what writes refer to. */
@@ -151,12 +146,14 @@ interface Queued {
 const MOST_PER_BATCH = 64
 
 /**
- * Group commit. Why: a commit (WAL append and its bookkeeping) is most of an admission's cost;
- * measured with the rate-limit writes alone, ≈ 15 µs per request with one transaction each, ≈ 8 µs
- * with 16 per transaction. The batch holds the connection's turn while its members read and count, so
- * limits stay exact, and a failing member rolls back only its own
+ * Group commit. Why: a commit (WAL append and its bookkeeping) is a large share of a write's cost;
+ * measured with the rate-limit writes of the time alone, ≈ 15 µs per request with one transaction
+ * each, ≈ 8 µs with 16 per transaction. The batch holds the connection's turn while its members read
+ * and write, so check-then-writes stay exact, and a failing member rolls back only its own
  * savepoint. A batch forms from everything joined before the microtask queue drains, or while the
- * previous batch held the connection; alone, a member commits at once, without a savepoint.
+ * previous batch held the connection; alone, a member commits at once, without a savepoint. Under
+ * steady load each request reaches its transaction in its own turn, so most batches hold one
+ * member (bench/README.md).
  * Not the next macrotask (setImmediate), though it batched more (policy issue 5.8k against 4.2k req/s,
  * `bun bench/run.ts --quick --duration 5 --only c,d`): an answer pending across a turn makes Bun drop
  * requests pipelined behind it (oven-sh/bun#38128), which simulation mode must not do.
@@ -175,7 +172,7 @@ function groupCommit(inTurn: (run: (connection: SqliteConnection) => Promise<voi
     scheduled = false
     const batch = queue.splice(0, MOST_PER_BATCH)
     if (queue.length > 0) schedule()
-    await runBatch(connection, batch.filter(answeredBefore), prelude)
+    await runBatch(connection, batch, prelude)
   }
 
   return function join<T>(member: Member<T>): Promise<T> {
@@ -184,18 +181,6 @@ function groupCommit(inTurn: (run: (connection: SqliteConnection) => Promise<voi
       schedule()
     })
   }
-}
-
-/** Settles a member whose `before` answered; false when it did (it leaves the batch). */
-function answeredBefore(queued: Queued): boolean {
-  try {
-    const early = queued.member.before?.()
-    if (!early) return true
-    queued.resolve(early.answer)
-  } catch (error) {
-    queued.reject(asStorageError(error))
-  }
-  return false
 }
 
 /** Members run one after another in one transaction; each is settled once the transaction ends. */
