@@ -7,7 +7,7 @@
  * idempotency records, events) commits before its answer, through group commit (driver.ts).
  */
 import type { SqliteConnection } from '../drivers/connection'
-import type { Admission, AdmissionRequest, SessionRow, Storage } from '../storage'
+import type { Admission, AdmissionRequest, NewSession, SessionRow, Storage } from '../storage'
 import { guarded, storesAround, type SynchronousStores } from '../stores'
 import { sweepInBatches } from '../sweep'
 import { inTransaction, sqliteDriver } from './driver'
@@ -52,7 +52,11 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     quotes: {
       unsaved: quotes.unsaved,
       find: quotes.find,
-      record: (sessionId, given, now) => sessions.isLive(sessionId, now) && (quotes.record(sessionId, given), true),
+      record: (sessionId, given, now) => {
+        if (!sessions.isLive(sessionId, now)) return false
+        quotes.record(sessionId, given)
+        return true
+      },
     },
     policies: policyStore(db),
     idempotency: idempotencyStore(db),
@@ -67,17 +71,24 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     if (failure) throw failure
   }
 
+  /** The session an admitted call creates, counted against its own key too. */
+  function opened(fresh: NewSession, now: number) {
+    writable()
+    const session = sessions.create(fresh.ref, fresh.tokenHash, now, fresh.expiresAt)
+    return { admitted: session, newKey: `s:${session.ref}` }
+  }
+
   /** Expiry, then the rate check and the count, in memory: one synchronous step. */
   function admitFound({ network, now, create }: AdmissionRequest, found: SessionRow | undefined): Admission {
     if (found && found.expiresAt <= now) return { kind: 'expired' }
     const live = found ?? null
     const keys = live ? [`s:${live.ref}`, network] : [network]
     const { status, admitted } = rates.admit(keys, now, () => {
-      writable()
-      if (live || !create) return { admitted: live }
-      const fresh = create()
-      const session = sessions.create(fresh.ref, fresh.tokenHash, now, fresh.expiresAt)
-      return { admitted: session, newKey: `s:${session.ref}` }
+      if (live || !create) {
+        writable()
+        return { admitted: live }
+      }
+      return opened(create(), now)
     })
     if (admitted === undefined) return { kind: 'refused', status, session: live }
     return { kind: 'admitted', status, session: admitted, created: admitted !== live }
@@ -96,11 +107,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
       return admitFound(request, found)
     },
 
-    openSession: async (create, now) => rates.admit([], now, () => {
-      writable()
-      const session = sessions.create(create.ref, create.tokenHash, now, create.expiresAt)
-      return { admitted: session, newKey: `s:${session.ref}` }
-    }).admitted!,
+    openSession: async (fresh, now) => rates.admit([], now, () => opened(fresh, now)).admitted!,
 
     allowance: async (keys, now) => rates.peek(keys, now),
 

@@ -6,6 +6,7 @@
 import { quoteFromRow, quoteToRow, unsavedQuotes, type QuoteRow } from '../rows'
 import type { Quote } from '../storage'
 import type { SqliteConnection } from '../drivers/connection'
+import { unwritten } from './unwritten'
 
 /** Quotes recorded since the last write: per session, per plan id. */
 export type UnwrittenQuotes = Map<number, Map<string, Quote>>
@@ -26,15 +27,19 @@ export function quoteStore(db: SqliteConnection) {
   const byPlanId = db.prepare<QuoteRow>(
     'SELECT plan_id, trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
   )
-  let unwritten: UnwrittenQuotes = new Map()
+  // A later search of the same plan in a session replaces what an earlier one recorded.
+  const pending = unwritten<UnwrittenQuotes>(() => new Map(), (held) => held.size, (taken, newer) => {
+    for (const [sessionId, quotes] of newer) taken.set(sessionId, new Map([...taken.get(sessionId) ?? [], ...quotes]))
+    return taken
+  })
   // Per live session, the last search found recorded as it stands: a partner repeating it is
   // answered without reading the file.
   const lastRecorded = new Map<number, string>()
   const signature = (quotes: Quote[]) => quotes.map((quote) => `${quote.planId} ${quote.source} ${quote.upstreamRef}`).join()
 
   function notRecorded(sessionId: number, quotes: Quote[]): Quote[] {
-    const held = unwritten.get(sessionId)
-    const notHeld = held ? unsavedQuotes(quotes, [...held.values()].map(quoteToRow)) : quotes
+    const held = pending.held.get(sessionId)
+    const notHeld = held ? unsavedQuotes(quotes, [...held.values()].map(({ planId, source, upstreamRef }) => ({ plan_id: planId, source, upstream_ref: upstreamRef }))) : quotes
     if (notHeld.length === 0) return []
     return unsavedQuotes(notHeld, recorded.all(sessionId, JSON.stringify(notHeld.map((quote) => quote.planId))))
   }
@@ -53,29 +58,18 @@ export function quoteStore(db: SqliteConnection) {
     },
     /** Records the quotes in memory; the next write puts them in the file. */
     record(sessionId: number, quotes: Quote[]): void {
-      let held = unwritten.get(sessionId)
-      if (!held) unwritten.set(sessionId, (held = new Map()))
+      let held = pending.held.get(sessionId)
+      if (!held) pending.held.set(sessionId, (held = new Map()))
       for (const quote of quotes) held.set(quote.planId, quote)
     },
     find<Plan>(sessionId: number, planId: string): Quote<Plan> | undefined {
-      const held = unwritten.get(sessionId)?.get(planId)
+      const held = pending.held.get(sessionId)?.get(planId)
       if (held) return held as Quote<Plan>
       const row = byPlanId.get(sessionId, planId)
       return row && quoteFromRow<Plan>(row)
     },
-    /** The quotes recorded since the last call, to be written; `restore` them if the write fails. */
-    takeUnwritten(): UnwrittenQuotes {
-      const taken = unwritten
-      unwritten = new Map()
-      return taken
-    },
-    hasUnwritten: () => unwritten.size > 0,
-    restore(taken: UnwrittenQuotes): void {
-      for (const [sessionId, quotes] of taken) {
-        const newer = unwritten.get(sessionId)
-        unwritten.set(sessionId, newer ? new Map([...quotes, ...newer]) : quotes)
-      }
-    },
+    /** The quotes recorded and not yet written. */
+    unwritten: pending,
     write(taken: UnwrittenQuotes): void {
       for (const [sessionId, quotes] of taken) {
         for (const row of [...quotes.values()].map(quoteToRow)) {

@@ -7,6 +7,7 @@
  */
 import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../../domain/rate-window'
 import type { SqliteConnection } from '../drivers/connection'
+import { unwritten } from './unwritten'
 
 /** One key's admitted requests per millisecond, oldest first; `head` is the oldest still in the window. */
 interface Window {
@@ -21,7 +22,14 @@ export type UnwrittenHits = Map<string, Map<number, number>>
 
 export function rateWindows(policy: WindowPolicy) {
   const windows = new Map<string, Window>()
-  let unwritten: UnwrittenHits = new Map()
+  const counted = unwritten<UnwrittenHits>(() => new Map(), (held) => held.size, (taken, newer) => {
+    for (const [key, perTenth] of newer) {
+      const into = taken.get(key) ?? new Map<number, number>()
+      for (const [at, hits] of perTenth) into.set(at, (into.get(at) ?? 0) + hits)
+      taken.set(key, into)
+    }
+    return taken
+  })
 
   /** The key's window with the hits that left it dropped (and their room given back now and then). */
   function current(key: string, now: number): Window | undefined {
@@ -60,8 +68,8 @@ export function rateWindows(policy: WindowPolicy) {
   function count(key: string, now: number): void {
     add(key, now, 1)
     const at = logged(windows.get(key)!.ats.at(-1)!)
-    let perTenth = unwritten.get(key)
-    if (!perTenth) unwritten.set(key, (perTenth = new Map()))
+    let perTenth = counted.held.get(key)
+    if (!perTenth) counted.held.set(key, (perTenth = new Map()))
     perTenth.set(at, (perTenth.get(at) ?? 0) + 1)
   }
 
@@ -85,20 +93,8 @@ export function rateWindows(policy: WindowPolicy) {
     peek(keys: string[], now: number): RateStatus {
       return peek(readAll(keys, now), policy, now)
     },
-    /** The hits counted since the last call, to be written; `restore` them if the write fails. */
-    takeUnwritten(): UnwrittenHits {
-      const taken = unwritten
-      unwritten = new Map()
-      return taken
-    },
-    hasUnwritten: () => unwritten.size > 0,
-    restore(taken: UnwrittenHits): void {
-      for (const [key, perMs] of taken) {
-        const into = unwritten.get(key) ?? new Map<number, number>()
-        for (const [at, hits] of perMs) into.set(at, (into.get(at) ?? 0) + hits)
-        unwritten.set(key, into)
-      }
-    },
+    /** The hits counted and not yet written. */
+    unwritten: counted,
     /**
      * A key's window as the log should hold it: its hits from the oldest kept on, the oldest and the
      * newest. No clock: the window was pruned at the times of the requests that read it.
@@ -111,16 +107,13 @@ export function rateWindows(policy: WindowPolicy) {
     load(rows: Iterable<{ key: string; at: number; hits: number }>): void {
       for (const { key, at, hits } of rows) add(key, at, hits)
     },
-    /** Drops the keys whose every hit has left the window; answers how many hits went with them. */
-    forgetIdle(now: number): number {
-      let dropped = 0
+    /** Drops the keys whose every hit has left the window, with their hits not yet written. */
+    forgetIdle(now: number): void {
       for (const [key, window] of windows) {
         if (window.ats.at(-1)! > now - policy.windowMs) continue
-        dropped += window.used
         windows.delete(key)
-        unwritten.delete(key)
+        counted.held.delete(key)
       }
-      return dropped
     },
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { SessionRow } from '../storage'
 import type { SqliteConnection } from '../drivers/connection'
+import { unwritten } from './unwritten'
 
 export interface NewSessionRow extends SessionRow {
   tokenHash: string
@@ -22,7 +23,7 @@ export function sessionStore(db: SqliteConnection) {
   // Live sessions seen since start, by token hash and by id; the log answers for the others.
   const byToken = new Map<string, SessionRow>()
   const tokenOf = new Map<number, string>()
-  let unwritten: NewSessionRow[] = []
+  const created = unwritten<NewSessionRow[]>(() => [], (held) => held.length, (taken, newer) => taken.concat(newer))
 
   function remember(tokenHash: string, session: SessionRow): SessionRow {
     byToken.set(tokenHash, session)
@@ -48,7 +49,7 @@ export function sessionStore(db: SqliteConnection) {
     },
     create(ref: string, tokenHash: string, now: number, expiresAt: number): SessionRow {
       const session = { id: ++lastId, ref, expiresAt }
-      unwritten.push({ ...session, tokenHash, createdAt: now })
+      created.held.push({ ...session, tokenHash, createdAt: now })
       return remember(tokenHash, session)
     },
     /**
@@ -67,16 +68,8 @@ export function sessionStore(db: SqliteConnection) {
       tokenOf.delete(id)
       byToken.delete(tokenHash)
     },
-    /** The sessions created since the last call, to be written; `restore` them if the write fails. */
-    takeUnwritten(): NewSessionRow[] {
-      const taken = unwritten
-      unwritten = []
-      return taken
-    },
-    hasUnwritten: () => unwritten.length > 0,
-    restore(taken: NewSessionRow[]): void {
-      unwritten = taken.concat(unwritten)
-    },
+    /** The sessions created and not yet written. */
+    unwritten: created,
     write(taken: NewSessionRow[]): void {
       for (const session of taken) insert.run(session.id, session.ref, session.tokenHash, session.createdAt, session.expiresAt)
     },

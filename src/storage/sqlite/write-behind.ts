@@ -31,17 +31,17 @@ interface Parts {
  */
 export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): Prelude & { isEmpty(): boolean } {
   return {
-    isEmpty: () => !sessions.hasUnwritten() && !quotes.hasUnwritten() && !rates.hasUnwritten(),
+    isEmpty: () => sessions.unwritten.isEmpty() && quotes.unwritten.isEmpty() && rates.unwritten.isEmpty(),
     write(everything) {
       const taken = {
-        sessions: sessions.takeUnwritten(),
-        quotes: quotes.takeUnwritten(),
-        hits: everything ? rates.takeUnwritten() : new Map(),
+        sessions: sessions.unwritten.take(),
+        quotes: quotes.unwritten.take(),
+        hits: everything ? rates.unwritten.take() : new Map(),
       }
       const restore = () => {
-        sessions.restore(taken.sessions)
-        quotes.restore(taken.quotes)
-        rates.restore(taken.hits)
+        sessions.unwritten.restore(taken.sessions)
+        quotes.unwritten.restore(taken.quotes)
+        rates.unwritten.restore(taken.hits)
       }
       try {
         // Sessions first: what is written for them refers to them.

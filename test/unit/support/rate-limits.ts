@@ -16,7 +16,7 @@ export function rateLimiter(db: SqliteConnection, policy: WindowPolicy, startedA
     ...windows,
     admit<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
       const result = windows.admit(keys, now, onAdmit)
-      inTransaction(db, () => log.write(windows.takeUnwritten(), windows))
+      inTransaction(db, () => log.write(windows.unwritten.take(), windows))
       return result
     },
   }

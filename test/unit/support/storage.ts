@@ -44,7 +44,7 @@ export function fileForEachTest(prefix: string) {
 export function seedSession(db: SqliteConnection, ref: string, tokenHash: string, createdAt: number, expiresAt: number) {
   const sessions = sessionStore(db)
   const session = sessions.create(ref, tokenHash, createdAt, expiresAt)
-  sessions.write(sessions.takeUnwritten())
+  sessions.write(sessions.unwritten.take())
   return session
 }
 
@@ -52,5 +52,5 @@ export function seedSession(db: SqliteConnection, ref: string, tokenHash: string
 export function seedQuotes(db: SqliteConnection, sessionId: number, quotes: Quote[]) {
   const store = quoteStore(db)
   store.record(sessionId, quotes)
-  store.write(store.takeUnwritten())
+  store.write(store.unwritten.take())
 }
