@@ -92,8 +92,11 @@ export interface PolicyStore {
   insert(policy: Omit<PolicyRecord, 'id'>): Promise<PolicyRecord>
   /** The session's policy with this ref; inside a transaction, held until it ends (no lost update). */
   find(sessionId: number, ref: string): Promise<PolicyRecord | undefined>
-  /** Saves the policy's new state and appends the endorsement; answers its sequence number. */
-  endorse(policy: PolicyRecord, endorsement: EndorsementRecord): Promise<number>
+  /**
+   * Saves the policy's new state and appends the endorsement as number `sequence`: the history's
+   * length + 1, read by the caller in the same transaction, which holds the policy (find).
+   */
+  endorse(policy: PolicyRecord, endorsement: EndorsementRecord, sequence: number): Promise<void>
   endorsements(policyId: number): Promise<EndorsementRecord[]>
   /** Saves the policy's cancellation (its status, `cancellation` and `updatedAt`). */
   cancel(policy: PolicyRecord): Promise<void>

@@ -209,9 +209,12 @@ for (const name of ['sqlite', 'postgres'] as const) {
         createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null, documentReadyAt: T0, cancellation: null,
       }))
       const sequences = await Promise.all(Array.from({ length: 16 }, (_, index) => (index % 2 ? a : b).transaction(async (stores) => {
+        // As a correction does: the policy held, its history numbers the next endorsement.
         const current = (await stores.policies.find(sessionId, policy.ref))!
-        return stores.policies.endorse({ ...current, status: 'endorsed', premiumMinor: current.premiumMinor + 1 },
-          { scenario: 'correct_partner_reference', changes: {}, premiumChangeMinor: 1, createdAt: T0 })
+        const sequence = (await stores.policies.endorsements(current.id)).length + 1
+        await stores.policies.endorse({ ...current, status: 'endorsed', premiumMinor: current.premiumMinor + 1 },
+          { scenario: 'correct_partner_reference', changes: {}, premiumChangeMinor: 1, createdAt: T0 }, sequence)
+        return sequence
       })))
       expect(sequences.sort((x, y) => x - y)).toEqual(Array.from({ length: 16 }, (_, index) => index + 1))
       // No correction was lost: each one read the premium the one before it wrote.

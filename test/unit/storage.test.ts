@@ -201,7 +201,7 @@ describe('sweep', () => {
       status: 'issued', trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR',
       premiumMinor: 100, createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null, documentReadyAt: T0, cancellation: null,
     })
-    policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 })
+    policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 }, 1)
     idempotencyStore(file.db).save(session.id, 'key', 'print', { ok: true }, T0)
     return session
   }

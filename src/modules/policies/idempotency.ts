@@ -23,8 +23,12 @@ export function checkedKey(key: string | null, sessionToken: string): string | u
   return createHmac('sha256', sessionToken).update(key).digest('hex')
 }
 
-/** A digest of what was asked: the operation and its body, object keys in sorted order. */
-export function fingerprint(operation: string, body: unknown): string {
+/**
+ * A digest of what was asked under `key`: the operation and its body, object keys in sorted order.
+ * Without a key nothing is compared, so nothing is digested ('').
+ */
+export function fingerprint(key: string | undefined, operation: string, body: unknown): string {
+  if (key === undefined) return ''
   const canonical = JSON.stringify(body, (_, value) =>
     value && typeof value === 'object' && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)))

@@ -15,7 +15,7 @@ import { sessionEnded } from '../session/service'
 import { checkedKey, commitOnce, earlierAnswer, fingerprint, upstreamKey } from './idempotency'
 import type { CancelRequest, IssueRequest, ModifyRequest } from './model'
 import { refundOf } from './refund'
-import { findPolicy, issuedPayload, policyView, refundView } from './read'
+import { findPolicy, issuedPayload, policyView, refundView, type PolicyView } from './read'
 import { newEvent, type EventType } from '../../domain/events'
 import { applyScenario, checkScenarioFields, type Correction } from './scenarios'
 
@@ -56,7 +56,7 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
   checkTripRequest(request, todayDayNumber(services.clock()), new Set(Object.keys(services.catalogue.currencies)))
   const { session } = caller
   const key = checkedKey(caller.idempotencyKey, caller.sessionToken)
-  const print = fingerprint('issue', request)
+  const print = fingerprint(key, 'issue', request)
   const earlier = await earlierAnswer<Answer<ReturnType<typeof issuedPayload>>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const quote = await matchingQuote(services, session.id, request)
@@ -93,17 +93,15 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
       documentReadyAt: caller.outcome === 'document_pending' ? now + DOCUMENT_DELAY_MS : now,
       cancellation: null,
     })
-    await recordEvent(services, stores, session, 'policy.issued', policy, now)
-    await recordEvent(services, stores, session, 'document.ready', policy, policy.documentReadyAt)
+    // A new policy has no endorsement yet: its first one makes it `endorsed`.
+    await recordEvent(stores, session, 'policy.issued', policyView(services, policy, [], now), now)
+    await recordEvent(stores, session, 'document.ready', policyView(services, policy, [], policy.documentReadyAt), policy.documentReadyAt)
     return { mode: policy.source, data: issuedPayload(services, policy, now) }
   })
 }
 
-/** The event of a change, with the policy as read-back shows it at `at`: written in the change's transaction. */
-async function recordEvent(services: Deps, stores: Stores, session: Caller['session'], type: EventType, policy: PolicyRecord, at: number) {
-  // An issued policy has no endorsement yet (its first one makes it `endorsed`): nothing to read.
-  const endorsements = policy.status === 'issued' ? [] : await stores.policies.endorsements(policy.id)
-  const view = policyView(services, policy, endorsements, at)
+/** The event of a change at `at`, with the policy as read-back shows it then: written in the change's transaction. */
+async function recordEvent(stores: Stores, session: Caller['session'], type: EventType, view: PolicyView, at: number) {
   await stores.events.append(newEvent(session, type, view, at))
 }
 
@@ -160,7 +158,7 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
   const { session } = caller
   const key = checkedKey(caller.idempotencyKey, caller.sessionToken)
   if (request.preview) return previewModify(services, caller, ref, request)
-  const print = fingerprint(`modify ${ref}`, request)
+  const print = fingerprint(key, `modify ${ref}`, request)
   const earlier = await earlierAnswer<Answer<Awaited<ReturnType<typeof endorse>>['answer']>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const policy = await livePolicy(services, session.id, ref)
@@ -170,8 +168,8 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
   // The scenario is applied to the policy as it is now, in the transaction that writes it.
   return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
     const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
-    const { updated, answer } = await endorse(services, stores.policies, current, request, now, upstream?.premiumMinor)
-    await recordEvent(services, stores, session, 'policy.endorsed', updated, now)
+    const { updated, history, answer } = await endorse(services, stores.policies, current, request, now, upstream?.premiumMinor)
+    await recordEvent(stores, session, 'policy.endorsed', policyView(services, updated, history, now), now)
     return { mode: current.source, data: answer }
   })
 }
@@ -264,17 +262,23 @@ function correctionPayload(services: Deps, policy: PolicyRecord, correction: Cor
   }
 }
 
+/**
+ * Applies the correction to `policy`, held by the caller's transaction: the history is read once,
+ * numbers the new endorsement (no gap: the position is the sequence) and is answered with it.
+ */
 async function endorse(services: Deps, policies: PolicyStore, policy: PolicyRecord, request: ModifyRequest, now: number, upstreamPremiumMinor: number | undefined) {
   const correction = applyScenario(policy, request)
   const premiumMinor = upstreamPremiumMinor ?? simulatedPremium(services, policy, correction.trip)
   const premiumChangeMinor = premiumMinor - policy.premiumMinor
   const updated: PolicyRecord = { ...policy, ...correction, status: 'endorsed', premiumMinor, updatedAt: now }
-  const sequence = await policies.endorse(updated, { scenario: request.scenario, changes: correction.changes, premiumChangeMinor, createdAt: now })
+  const endorsement = { scenario: request.scenario, changes: correction.changes, premiumChangeMinor, createdAt: now }
+  const history = [...await policies.endorsements(policy.id), endorsement]
+  await policies.endorse(updated, endorsement, history.length)
   const answer = {
     ...correctionPayload(services, policy, correction, premiumMinor),
-    endorsement: { sequence, scenario: request.scenario, created_at: isoTimestamp(now) },
+    endorsement: { sequence: history.length, scenario: request.scenario, created_at: isoTimestamp(now) },
   }
-  return { updated, answer }
+  return { updated, history, answer }
 }
 
 /**
@@ -287,7 +291,7 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
   const key = checkedKey(caller.idempotencyKey, caller.sessionToken)
   if (request.preview) return previewCancel(services, caller, ref)
   // A real cancel's body says nothing more: `{}`, an empty body and `{"preview": false}` are one request.
-  const print = fingerprint(`cancel ${ref}`, {})
+  const print = fingerprint(key, `cancel ${ref}`, {})
   const earlier = await earlierAnswer<Answer<ReturnType<typeof cancellationPayload>>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const policy = await livePolicy(services, session.id, ref)
@@ -301,7 +305,8 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
     const refundMinor = upstream?.refundMinor ?? refundOf(current.trip, current.premiumMinor, todayDayNumber(now)).refundMinor
     const cancelled: PolicyRecord = { ...current, status: 'cancelled', cancellation: { at: now, refundMinor }, updatedAt: now }
     await stores.policies.cancel(cancelled)
-    await recordEvent(services, stores, session, 'policy.cancelled', cancelled, now)
+    const history = current.status === 'issued' ? [] : await stores.policies.endorsements(current.id)
+    await recordEvent(stores, session, 'policy.cancelled', policyView(services, cancelled, history, now), now)
     return { mode: current.source, data: cancellationPayload(services, cancelled) }
   })
 }

@@ -21,18 +21,15 @@ export function policyStore(sql: Queryable, locking: boolean): PolicyStore {
       const [row] = await sql<PolicyRow[]>`SELECT * FROM policies WHERE session_id = ${sessionId} AND ref = ${ref} ${rowLock(sql, locking, 'update')}`
       return row && policyFromRow(row)
     },
-    async endorse(policy, endorsement) {
+    async endorse(policy, endorsement, sequence) {
       await sql`
         UPDATE policies SET status = ${policy.status}, trip = ${JSON.stringify(policy.trip)}, partner_reference = ${policy.partnerReference},
           premium_minor = ${policy.premiumMinor}, updated_at = ${policy.updatedAt}
         WHERE id = ${policy.id}`
-      const [appended] = await sql<{ sequence: number }[]>`
+      await sql`
         INSERT INTO endorsements (policy_id, sequence, scenario, changes, premium_change_minor, created_at)
-        SELECT ${policy.id}, COALESCE(MAX(sequence), 0) + 1, ${endorsement.scenario}, ${JSON.stringify(endorsement.changes)},
-          ${endorsement.premiumChangeMinor}, ${endorsement.createdAt}
-        FROM endorsements WHERE policy_id = ${policy.id}
-        RETURNING sequence`
-      return appended!.sequence
+        VALUES (${policy.id}, ${sequence}, ${endorsement.scenario}, ${JSON.stringify(endorsement.changes)},
+          ${endorsement.premiumChangeMinor}, ${endorsement.createdAt})`
     },
     async endorsements(policyId) {
       const rows = await sql<EndorsementRow[]>`
