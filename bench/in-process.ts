@@ -1,0 +1,119 @@
+/**
+ * @module µs per request of each path, in-process: the sandbox app (`createApp`) answering through
+ * `app.handle` on an embedded file, with no socket and no load generator. Beside bench/run.ts's
+ * wrk rows, which move by ±30% between runs on a shared 2-core VM, this compares two checkouts'
+ * handlers, storage and commits within a few percent: each figure is the best of several rounds.
+ *
+ *   bun bench/in-process.ts [--rounds 7] [--requests 2000] [--only issue] [--src DIR]
+ *
+ *   --only TEXT  the paths whose name holds TEXT (search, issue, modify, 429)
+ *   --src DIR  measure another checkout's src/ (compare a branch); TMPDIR=/dev/shm puts the file on tmpfs
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '7' }, requests: { type: 'string', default: '2000' }, src: { type: 'string' }, only: { type: 'string', default: '' } },
+})
+const ROUNDS = Number(values.rounds)
+const REQUESTS = Number(values.requests)
+const SRC = resolve(values.src ?? join(import.meta.dir, '..'), 'src')
+
+const { createApp } = await import(join(SRC, 'app.ts'))
+const { loadConfig } = await import(join(SRC, 'config.ts'))
+const { createServices } = await import(join(SRC, 'modules/services.ts'))
+const { openStorage } = await import(join(SRC, 'storage/index.ts'))
+const { openEmbedded } = await import(join(SRC, 'storage/drivers/bun.ts'))
+
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
+const trip = { origin_country: 'IN', destination_country: 'FR', start_date: day(30), end_date: day(37) }
+const travellers = [{ age: 34 }, { age: 8 }]
+
+/** One app on a fresh file, every call from one network; `limit` as SANDBOX_RATE_LIMIT. */
+async function sandbox(limit: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-in-process-'))
+  const config = loadConfig({ SANDBOX_DB_PATH: join(dir, 'sandbox.db'), SANDBOX_RATE_LIMIT: limit })
+  const storage = await openStorage(config, (path: string) => openEmbedded(path))
+  const app = createApp(createServices({ storage, config, log: () => {} }))
+  let cookie = ''
+  async function call(path: string, body: unknown) {
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-forwarded-for': '10.9.0.1' }
+    if (cookie) headers.cookie = cookie
+    const response: Response = await app.handle(new Request(`http://localhost/api/sandbox/${path}`, { method: 'POST', headers, body: JSON.stringify(body) }))
+    const set = response.headers.getSetCookie().find((line) => line.startsWith('sbx_session='))
+    if (set) cookie = set.split(';')[0]!
+    return { status: response.status, body: (await response.json()) as any }
+  }
+  return { call, close: async () => { await storage.close(); rmSync(dir, { recursive: true, force: true }) } }
+}
+
+type Call = Awaited<ReturnType<typeof sandbox>>['call']
+
+/** The request a path sends, given what its set-up answered; `expect` is the status each must get. */
+const PATHS: Record<string, { limit: string; expect: number; setUp(call: Call): Promise<(i: number) => Promise<[string, unknown]>> }> = {
+  'plan search': {
+    limit: '1000000000',
+    expect: 200,
+    setUp: async () => async () => ['plans/search', { trip, travellers, currency: 'EUR' }],
+  },
+  'policy issue': {
+    limit: '1000000000',
+    expect: 200,
+    async setUp(call) {
+      const plan = (await call('plans/search', { trip, travellers, currency: 'EUR' })).body.data.plans[0].plan_id
+      return async () => ['policy/new', { plan_id: plan, trip, travellers }]
+    },
+  },
+  'modify (20 per policy, as bench/sandbox.lua)': {
+    limit: '1000000000',
+    expect: 200,
+    async setUp(call) {
+      const plan = (await call('plans/search', { trip, travellers, currency: 'EUR' })).body.data.plans[0].plan_id
+      const issue = async () => (await call('policy/new', { plan_id: plan, trip, travellers })).body.data.policy_ref as string
+      let ref = await issue()
+      return async (i) => {
+        // A new policy every 20 corrections, issued before the timed call.
+        if (i > 0 && i % 20 === 0) ref = await issue()
+        return [`policy/${ref}/modify`, { scenario: 'extend_end_date', new_end_date: day(37 + 1 + (i % 20)) }]
+      }
+    },
+  },
+  '429 path (limit 30)': {
+    limit: '30',
+    expect: 429,
+    async setUp(call) {
+      for (let i = 0; i < 30; i++) await call('plans/search', { trip, travellers, currency: 'EUR' })
+      return async () => ['plans/search', { trip, travellers, currency: 'EUR' }]
+    },
+  },
+}
+
+/** The best round's µs per request of one path. */
+async function measure(name: string): Promise<number> {
+  const path = PATHS[name]!
+  let best = Infinity
+  for (let round = 0; round < ROUNDS; round++) {
+    const { call, close } = await sandbox(path.limit)
+    const next = await path.setUp(call)
+    let spent = 0
+    // A quarter more first, untimed: each fresh app's handlers are compiled anew and warm up.
+    const warmUp = Math.ceil(REQUESTS / 4)
+    for (let i = -warmUp; i < REQUESTS; i++) {
+      const [to, body] = await next(i + warmUp)
+      const started = performance.now()
+      const answer = await call(to, body)
+      if (i >= 0) spent += performance.now() - started
+      if (answer.status !== path.expect) throw new Error(`${name}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`)
+    }
+    await close()
+    best = Math.min(best, (spent / REQUESTS) * 1000)
+  }
+  return best
+}
+
+console.log(`| path | µs per request (best of ${ROUNDS} rounds of ${REQUESTS}) |`)
+console.log('|---|---:|')
+for (const name of Object.keys(PATHS).filter((path) => path.includes(values.only))) console.log(`| ${name} | ${(await measure(name)).toFixed(1)} |`)
+console.log(`\n${SRC}, file in ${tmpdir()}`)
