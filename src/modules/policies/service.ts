@@ -7,7 +7,7 @@ import { ApiError, FAILURE_MESSAGE, type ErrorDetail } from '../../errors'
 import { isoTimestamp, todayDayNumber } from '../../domain/dates'
 import { FORCED, type BusinessOutcome } from '../../http/forced-outcome'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
-import type { PolicyRecord, PolicyStore, Quote, Source, Stores } from '../../storage/storage'
+import type { EndorsementRecord, PolicyRecord, PolicyStore, Quote, Source, Stores } from '../../storage/storage'
 import type { Services } from '../services'
 import type { InsurerAdapter } from '../insurer/adapter'
 import { premiumInPaise, toAmount, toMinorUnits, type Plan } from '../plans/pricing'
@@ -271,7 +271,7 @@ async function endorse(services: Deps, policies: PolicyStore, policy: PolicyReco
   const premiumMinor = upstreamPremiumMinor ?? simulatedPremium(services, policy, correction.trip)
   const premiumChangeMinor = premiumMinor - policy.premiumMinor
   const updated: PolicyRecord = { ...policy, ...correction, status: 'endorsed', premiumMinor, updatedAt: now }
-  const endorsement = { scenario: request.scenario, changes: correction.changes, premiumChangeMinor, createdAt: now }
+  const endorsement: EndorsementRecord = { scenario: request.scenario, changes: correction.changes, premiumChangeMinor, createdAt: now }
   const history = [...await policies.endorsements(policy.id), endorsement]
   await policies.endorse(updated, endorsement, history.length)
   const answer = {
