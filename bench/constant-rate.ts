@@ -7,12 +7,15 @@
  * waiting counts (no coordinated omission, as in wrk2).
  *
  *   bun bench/constant-rate.ts --url http://127.0.0.1:3000 --mode search|issue|modify --rate 500 \
- *     [--duration 10] [--lanes 8] [--net 200] [--start YYYY-MM-DD --end YYYY-MM-DD --end2 YYYY-MM-DD]
+ *     [--duration 10] [--lanes 8] [--net 200] [--start YYYY-MM-DD --end YYYY-MM-DD --end2 YYYY-MM-DD] [--pid N]
  *
- * Prints one line `BENCH_JSON {...}`: scheduled, completed, non-2xx, p50/p99/max in ms and the
- * achieved rate. Lanes do their own set-up (search, issue) before the clock starts.
+ * Prints one line `BENCH_JSON {...}`: scheduled, completed, non-2xx, p50/p99/max in ms, the
+ * achieved rate and, with `--pid` (the server's), the server's CPU while the clock ran (set-up left
+ * out). Lanes do their own set-up (search, issue) before the clock starts.
  */
+import { connect, type Socket } from 'node:net'
 import { parseArgs } from 'node:util'
+import { childPids, cpuSeconds } from './processes'
 
 const { values: options } = parseArgs({
   options: {
@@ -25,11 +28,12 @@ const { values: options } = parseArgs({
     start: { type: 'string' },
     end: { type: 'string' },
     end2: { type: 'string' },
+    pid: { type: 'string' },
   },
 })
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
-const base = options.url!.replace(/\/$/, '')
+const target = new URL(options.url!)
 const mode = options.mode as 'search' | 'issue' | 'modify'
 const rate = Number(options.rate)
 const durationMs = Number(options.duration) * 1000
@@ -54,6 +58,7 @@ const searchBody = JSON.stringify({ trip, travellers, currency: 'EUR' })
 const MODIFIES_PER_POLICY = 20
 
 interface Lane {
+  connection: Connection
   xff: string
   cookie: string | null
   planId: string | null
@@ -64,13 +69,75 @@ interface Lane {
   busy: Promise<void>
 }
 
+interface Answer {
+  status: number
+  /** The session cookie the answer sets (`sbx_session=…`), if any. */
+  cookie: string | null
+  text: string
+}
+
+/**
+ * A lane's keep-alive connection: each request goes out in one `write`, each answer is read by its
+ * Content-Length. Not fetch, whose client has a tail of its own: against the raw Bun.serve at 8,000
+ * req/s it saw a p99 of 7–11 ms where this one sees 3–4 ms (bench/README.md), and these rows are
+ * meant to measure the server. The sandbox's JSON answers always carry a Content-Length.
+ */
+class Connection {
+  private readonly socket: Socket
+  private buffered: Buffer = Buffer.alloc(0)
+  private pending: { resolve(answer: Answer): void; reject(error: Error): void } | null = null
+
+  constructor(url: URL) {
+    this.socket = connect(Number(url.port), url.hostname)
+    this.socket.setNoDelay(true)
+    this.socket.on('data', (chunk: Buffer) => {
+      this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk])
+      this.answer()
+    })
+    const fail = (error?: Error) => {
+      this.pending?.reject(error ?? new Error('connection closed'))
+      this.pending = null
+    }
+    this.socket.on('error', fail)
+    this.socket.on('close', () => fail())
+  }
+
+  request(head: string, body: string): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject }
+      this.socket.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+    })
+  }
+
+  private answer(): void {
+    const end = this.buffered.indexOf('\r\n\r\n')
+    if (end < 0 || !this.pending) return
+    const head = this.buffered.toString('latin1', 0, end)
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head)
+    if (!length) {
+      this.pending.reject(new Error(`an answer without Content-Length: ${head.slice(0, 200)}`))
+      return
+    }
+    const total = end + 4 + Number(length[1])
+    if (this.buffered.length < total) return
+    const text = this.buffered.toString('utf8', end + 4, total)
+    this.buffered = this.buffered.subarray(total)
+    const { resolve } = this.pending
+    this.pending = null
+    resolve({ status: Number(head.slice(9, 12)), cookie: /\r\nset-cookie: *(sbx_session=[^;\r]*)/i.exec(head)?.[1] ?? null, text })
+  }
+
+  close(): void {
+    this.socket.destroy()
+  }
+}
+
 async function call(lane: Lane, path: string, body: string): Promise<{ status: number; text: string }> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-forwarded-for': lane.xff }
-  if (lane.cookie) headers.cookie = lane.cookie
-  const response = await fetch(base + path, { method: 'POST', headers, body, keepalive: true })
-  const set = response.headers.get('set-cookie')
-  if (set) lane.cookie = set.split(';')[0]!
-  return { status: response.status, text: await response.text() }
+  const head = `POST ${path} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/json\r\n` +
+    `X-Forwarded-For: ${lane.xff}\r\n${lane.cookie ? `Cookie: ${lane.cookie}\r\n` : ''}`
+  const answer = await lane.connection.request(head, body)
+  if (answer.cookie) lane.cookie = answer.cookie
+  return answer
 }
 
 /** The measured call of this mode for this lane. */
@@ -108,6 +175,7 @@ function corrected(lane: Lane): void {
 }
 
 const lanes: Lane[] = Array.from({ length: laneCount }, (_, index) => ({
+  connection: new Connection(target),
   xff: `10.${net}.${Math.floor(index / 250)}.${(index % 250) + 1}`,
   cookie: null, planId: null, policyRefs: [], modifies: 0, extendNext: true, busy: Promise.resolve(),
 }))
@@ -126,6 +194,9 @@ let non2xx = 0
 let firstBad = ''
 let maxLag = 0
 const total = Math.floor((rate * durationMs) / 1000)
+const serverPid = options.pid === undefined ? null : Number(options.pid)
+const serverCpu = () => (serverPid === null ? NaN : [serverPid, ...childPids(serverPid)].reduce((sum, pid) => sum + cpuSeconds(pid), 0))
+const cpuAtStart = serverCpu()
 const started = performance.now()
 
 function send(index: number, scheduledAt: number): void {
@@ -167,6 +238,8 @@ await new Promise<void>((finish) => {
 })
 await Promise.all(lanes.map((lane) => lane.busy))
 const elapsed = performance.now() - started
+const cpuUsed = serverCpu() - cpuAtStart
+for (const lane of lanes) lane.connection.close()
 
 latencies.sort((a, b) => a - b)
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
@@ -175,4 +248,5 @@ console.log(`BENCH_JSON ${JSON.stringify({
   achieved_rate: Math.round((latencies.length / elapsed) * 1000),
   p50_ms: +pct(50).toFixed(2), p99_ms: +pct(99).toFixed(2), max_ms: +(latencies.at(-1) ?? 0).toFixed(2),
   dispatcher_max_lag_ms: +maxLag.toFixed(2), lanes: laneCount,
+  ...(serverPid !== null && { server_cpu: +(cpuUsed / (elapsed / 1000)).toFixed(3), server_cpu_us_per_request: Math.round((cpuUsed / latencies.length) * 1e6) }),
 })}`)

@@ -46,6 +46,9 @@ export interface RateResult {
   p99_ms: number
   max_ms: number
   dispatcher_max_lag_ms: number
+  /** The server's CPU while the clock ran (1 = one core), and per answered request. */
+  server_cpu: number
+  server_cpu_us_per_request: number
 }
 
 export const WRK = Bun.which('wrk')
@@ -73,9 +76,9 @@ export async function wrk(harness: Harness, url: string, mode: Mode, seconds: nu
   return { ...result, rps: result.requests / seconds_, wrkCpu: cpu / seconds_ }
 }
 
-export async function constantRate(harness: Harness, url: string, mode: Mode, rate: number, seconds: number): Promise<RateResult> {
-  const command = [BUN, join(import.meta.dir, 'constant-rate.ts'), '--url', url, '--mode', mode, '--rate', String(rate),
-    '--duration', String(seconds), '--lanes', '8', '--net', String(freshNet()),
+export async function constantRate(harness: Harness, server: { url: string; pid: number }, mode: Mode, rate: number, seconds: number): Promise<RateResult> {
+  const command = [BUN, join(import.meta.dir, 'constant-rate.ts'), '--url', server.url, '--mode', mode, '--rate', String(rate),
+    '--duration', String(seconds), '--lanes', '8', '--net', String(freshNet()), '--pid', String(server.pid),
     '--start', DATES.start, '--end', DATES.end, '--end2', DATES.end2]
   return benchJson<RateResult>(harness.spawn(pinned(0, command), { stdout: 'pipe', stderr: 'pipe' }), 'constant-rate')
 }

@@ -45,8 +45,9 @@ export async function measure(bench: Bench, row: Row, command: string[], env: Re
     if (halfRate) {
       const rate = Math.max(1, Math.floor(result.rps / 2))
       log(`  constant rate ${rate} req/s for ${options.duration} s`)
-      row.half = await constantRate(harness, server.url, row.mode, rate, options.duration)
-      log(`  p50 ${row.half.p50_ms} ms, p99 ${row.half.p99_ms} ms, max ${row.half.max_ms} ms, achieved ${row.half.achieved_rate} req/s, non-2xx ${row.half.non2xx}`)
+      row.half = await constantRate(harness, server, row.mode, rate, options.duration)
+      log(`  p50 ${row.half.p50_ms} ms, p99 ${row.half.p99_ms} ms, max ${row.half.max_ms} ms, achieved ${row.half.achieved_rate} req/s, non-2xx ${row.half.non2xx}, ` +
+        `server CPU ${Math.round(row.half.server_cpu * 100)}% (${row.half.server_cpu_us_per_request} µs / request)`)
     }
     row.peakRssMb = server.peakRssMb()
   } finally {
