@@ -88,7 +88,7 @@ class Connection {
   private pending: { resolve(answer: Answer): void; reject(error: Error): void } | null = null
 
   constructor(url: URL) {
-    this.socket = connect(Number(url.port), url.hostname)
+    this.socket = connect(Number(url.port || 80), url.hostname)
     this.socket.setNoDelay(true)
     this.socket.on('data', (chunk: Buffer) => {
       this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk])
@@ -104,6 +104,7 @@ class Connection {
 
   request(head: string, body: string): Promise<Answer> {
     return new Promise((resolve, reject) => {
+      if (this.socket.destroyed) return reject(new Error('connection closed'))
       this.pending = { resolve, reject }
       this.socket.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
     })
@@ -115,7 +116,8 @@ class Connection {
     const head = this.buffered.toString('latin1', 0, end)
     const length = /\r\ncontent-length: *(\d+)/i.exec(head)
     if (!length) {
-      this.pending.reject(new Error(`an answer without Content-Length: ${head.slice(0, 200)}`))
+      // Nothing after it can be framed: the lane's later calls fail as non-2xx.
+      this.socket.destroy(new Error(`an answer without Content-Length: ${head.slice(0, 200)}`))
       return
     }
     const total = end + 4 + Number(length[1])
