@@ -66,7 +66,7 @@ const PATHS: Record<string, { limit: string; expect: number; setUp(call: Call): 
       return async () => ['policy/new', { plan_id: plan, trip, travellers }]
     },
   },
-  'modify (20 per policy, as bench/sandbox.lua)': {
+  'modify (20 extensions per policy)': {
     limit: '1000000000',
     expect: 200,
     async setUp(call) {

@@ -71,9 +71,8 @@ function halfRateTable(rows: Row[], options: Options): string[] {
     const name = row.key === 'L7' ? 'plan search' : row.label
     out.push(`| ${row.key} | ${name} | ${h.target_rate} | ${h.achieved_rate} | ${h.p50_ms.toFixed(2)} | ${h.p99_ms.toFixed(2)} | ${h.max_ms.toFixed(2)} | ${h.non2xx}${h.non2xx ? ' ⚠' : ''} | ${Math.round(h.server_cpu * 100)}% | ${h.server_cpu_us_per_request} |`)
   }
-  out.push('', '"server CPU": the server\'s share of one core while the clock ran (set-up left out). A request costs more CPU at a steady '
-    + 'moderate rate than under wrk\'s saturation (compare "µs CPU / request" above), so half the maximum rate is more than half '
-    + 'the server, and a queue near a full core turns short pauses into long waits.')
+  out.push('', '"server CPU": the server\'s share of one core while the clock ran (set-up left out); compare its "µs CPU / request" with '
+    + 'the same path\'s under wrk above: where it is higher, half the maximum rate is more than half the server (bench/README.md).')
   return out
 }
 
