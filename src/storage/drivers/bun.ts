@@ -3,7 +3,7 @@
  * With `checkpointerUrl` (the worker's module, named by the entry so that the compiled binary finds
  * it among its entry points), WAL checkpoints (page copies and their fsync) run in a worker thread: on
  * disk they made most of the request latency tail (bench/run.ts: plan search p99 at half rate
- * 15.9 ms → 6.0 ms). SQLite's own checkpoint stays on, at 40 MB of WAL, in case the worker stops.
+ * 15.9 ms → 6.0 ms). SQLite's own checkpoint is off while the worker runs, and back on if it stops.
  */
 import { Database } from 'bun:sqlite'
 import { connectionOver, type SqliteConnection, type SqlValue } from './connection'
@@ -13,16 +13,31 @@ export function openEmbedded(path: string, options: { checkpointerUrl?: string }
   const connection = connectionOver(db, (sql) => db.query<unknown, SqlValue[]>(sql))
   // After the pragmas (WAL first): the worker opens the same file.
   if (!options.checkpointerUrl || path === ':memory:') return connection
-  const worker = startCheckpointer(db, path, options.checkpointerUrl)
-  return { ...connection, beforeClose: () => stopCheckpointer(worker) }
+  return { ...connection, beforeClose: startCheckpointer(db, path, options.checkpointerUrl) }
 }
 
-function startCheckpointer(db: Database, path: string, url: string): Worker {
-  db.exec('PRAGMA wal_autocheckpoint = 10000')
+/** Starts the checkpoint worker; the function it returns stops it. */
+function startCheckpointer(db: Database, path: string, url: string): () => Promise<void> {
+  // SQLite's own checkpoint would run inside whichever commit crosses its mark, on the main thread:
+  // kept on at 10,000 pages as a safety net, it still fired during a 100,000-session expiry sweep,
+  // whose requests then waited up to 88–118 ms (off: at most 44–45 ms; bench/run.ts --only scale).
+  db.exec('PRAGMA wal_autocheckpoint = 0')
   const worker = new Worker(url)
+  let stopping = false
+  let exited = false
+  // A worker that fails or exits, other than at shutdown, hands checkpoints back to SQLite (its default mark).
+  const handBack = () => {
+    exited = true
+    if (!stopping) db.exec('PRAGMA wal_autocheckpoint = 1000')
+  }
+  worker.addEventListener('error', handBack)
+  worker.addEventListener('close', handBack)
   worker.postMessage({ start: { path, everyMs: 200 } })
   ;(worker as Worker & { unref(): void }).unref() // Bun: the worker does not keep the process alive
-  return worker
+  return async () => {
+    stopping = true
+    if (!exited) await stopCheckpointer(worker)
+  }
 }
 
 /** Stops the checkpointer (at most 1 s) so that the final checkpoint at shutdown can truncate the WAL. */
