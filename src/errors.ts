@@ -58,15 +58,21 @@ export interface ErrorDetail {
 
 export class ApiError extends Error {
   readonly status: number
+  readonly code: ErrorCode
+  readonly details?: ErrorDetail[]
+  /** Seconds for the `Retry-After` header (429, 503). */
+  readonly retryAfter?: number
 
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: ErrorDetail[],
-    /** Seconds for the `Retry-After` header (429, 503). */
-    readonly retryAfter?: number,
-  ) {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[], retryAfter?: number) {
+    // An ApiError is an answer, not a fault: nothing reads its stack, and capturing one through a
+    // request's async frames was 1.5 µs of a refused (429) call's 30 (Bun's CPU profile).
+    const stackTraceLimit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
     super(message)
+    Error.stackTraceLimit = stackTraceLimit
+    this.code = code
+    this.details = details
+    this.retryAfter = retryAfter
     this.status = ERROR_STATUS[code]
   }
 }

@@ -48,6 +48,8 @@ export function pathOf(url: string): string {
   return url.slice(start, query < 0 ? undefined : query)
 }
 
+/** Our paths without references: logged as they are, without a look at each segment. */
+const FIXED_PATHS = new Set([...Object.values(PATHS).filter((path) => !path.includes(':')), ...DOCUMENTS, '/healthz', '/readyz'])
 const ROUTE_WORDS = new Set([...Object.values(PATHS), ...DOCUMENTS, '/healthz', '/readyz'].flatMap((path) => path.split('/')))
 
 /**
@@ -55,6 +57,7 @@ const ROUTE_WORDS = new Set([...Object.values(PATHS), ...DOCUMENTS, '/healthz', 
  * e-mail in place of a `policy_ref`, say) becomes a placeholder, so that no caller text is logged.
  */
 export function loggedPath(path: string): string {
+  if (FIXED_PATHS.has(path)) return path
   const placeholder = POLICY_PATH.test(path) ? ':policy_ref' : ':segment'
   return path.split('/').map((segment) => (ROUTE_WORDS.has(segment) || POLICY_REF.test(segment) ? segment : placeholder)).join('/')
 }

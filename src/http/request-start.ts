@@ -2,7 +2,7 @@
  * @module The first step of every sandbox call: its request id and state, the headers every
  * answer carries, and the header budget.
  */
-import { randomBytes } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { Server } from 'elysia/universal'
 import type { Config } from '../config'
@@ -44,7 +44,7 @@ export interface RequestStartDeps {
 export function requestStart({ config, clock, mode, peerAddress }: RequestStartDeps) {
   return new Elysia({ name: 'sandbox-request-start' })
     .onRequest(({ request, set, server }) => {
-      const requestId = `req_${randomBytes(12).toString('hex')}`
+      const requestId = `req_${randomUUID().replaceAll('-', '')}`
       beginRequest(request, {
         requestId,
         startedAt: performance.now(),
