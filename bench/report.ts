@@ -93,9 +93,11 @@ function scaleTable(results: Results): string[] {
 function postgresTable(results: Results, options: Options): string[] {
   if (!results.postgres) return []
   return ['', `### PostgreSQL (embedded server on this machine; no pinning: PostgreSQL, the instances and wrk share ${CORES} cores; ${options.connections} connections in all)`, '',
-    '| instances | scenario | req/s | p99 ms (worst instance) | non-2xx | transactions / request | round trips / request |', '|---:|---|---:|---:|---:|---:|---:|',
+    '| instances | scenario | req/s | p99 ms (worst instance) | non-2xx | transactions / request | statements / request | round trips / request (one client, in turn) |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|',
     ...results.postgres.map((row) => `| ${row.instances} | ${row.label} | ${row.rps.toFixed(0)} | ${row.p99Ms.toFixed(2)} | ${row.unexpected} | ` +
-      `${row.transactionsPerRequest.toFixed(2)} | ${row.roundTripsPerRequest.toFixed(2)} |`)]
+      `${row.transactionsPerRequest.toFixed(2)} | ${row.statementsPerRequest.toFixed(2)} | ${row.roundTripsPerRequest?.toFixed(2) ?? ''} |`),
+    '', 'A statement is one query cycle (ReadyForQuery); a round trip is one wait, however many statements were sent together.']
 }
 
 function targetsTable(results: Results): string[] {
