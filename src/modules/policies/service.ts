@@ -7,7 +7,7 @@ import { ApiError, FAILURE_MESSAGE, type ErrorDetail } from '../../errors'
 import { isoTimestamp, todayDayNumber } from '../../domain/dates'
 import { FORCED, type BusinessOutcome } from '../../http/forced-outcome'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
-import type { EndorsementRecord, PolicyRecord, PolicyStore, Quote, Source, Stores } from '../../storage/storage'
+import type { EndorsementRecord, PolicyRecord, Quote, Source, Stores } from '../../storage/storage'
 import type { Services } from '../services'
 import type { InsurerAdapter } from '../insurer/adapter'
 import { premiumInPaise, toAmount, toMinorUnits, type Plan } from '../plans/pricing'
@@ -93,9 +93,12 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
       documentReadyAt: caller.outcome === 'document_pending' ? now + DOCUMENT_DELAY_MS : now,
       cancellation: null,
     })
-    // A new policy has no endorsement yet: its first one makes it `endorsed`.
-    await recordEvent(stores, session, 'policy.issued', policyView(services, policy, [], now), now)
-    await recordEvent(stores, session, 'document.ready', policyView(services, policy, [], policy.documentReadyAt), policy.documentReadyAt)
+    // A new policy has no endorsement yet: its first one makes it `endorsed`. Its two events are
+    // written together (on PostgreSQL, pipelined: one round trip), in this order.
+    await Promise.all([
+      recordEvent(stores, session, 'policy.issued', policyView(services, policy, [], now), now),
+      recordEvent(stores, session, 'document.ready', policyView(services, policy, [], policy.documentReadyAt), policy.documentReadyAt),
+    ])
     return { mode: policy.source, data: issuedPayload(services, policy, now) }
   })
 }
@@ -159,17 +162,21 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
   const key = checkedKey(caller.idempotencyKey, caller.sessionToken)
   if (request.preview) return previewModify(services, caller, ref, request)
   const print = fingerprint(key, `modify ${ref}`, request)
-  const earlier = await earlierAnswer<Answer<Awaited<ReturnType<typeof endorse>>['answer']>>(services.storage, session.id, key, print)
+  const earlier = await earlierAnswer<Answer<ReturnType<typeof corrected>['answer']>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const policy = await livePolicy(services, session.id, ref)
-  if (policy.status === 'cancelled') return replayOrRefuse<Answer<Awaited<ReturnType<typeof endorse>>['answer']>>(services, session.id, key, print)
+  if (policy.status === 'cancelled') return replayOrRefuse<Answer<ReturnType<typeof corrected>['answer']>>(services, session.id, key, print)
   const upstream = policy.source === 'uat_gateway' ? await endorseUpstream(services, caller, policy, request, key, print) : null
   const now = services.clock()
   // The scenario is applied to the policy as it is now, in the transaction that writes it.
   return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
     const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
-    const { updated, history, answer } = await endorse(services, stores.policies, current, request, now, upstream?.premiumMinor)
-    await recordEvent(stores, session, 'policy.endorsed', policyView(services, updated, history, now), now)
+    const { updated, endorsement, history, answer } = corrected(services, current, await stores.policies.endorsements(current.id), request, now, upstream?.premiumMinor)
+    // The correction and its event are written together (on PostgreSQL, pipelined: one round trip).
+    await Promise.all([
+      stores.policies.endorse(updated, endorsement, history.length),
+      recordEvent(stores, session, 'policy.endorsed', policyView(services, updated, history, now), now),
+    ])
     return { mode: current.source, data: answer }
   })
 }
@@ -263,22 +270,21 @@ function correctionPayload(services: Deps, policy: PolicyRecord, correction: Cor
 }
 
 /**
- * Applies the correction to `policy`, held by the caller's transaction: the history is read once,
- * numbers the new endorsement (no gap: the position is the sequence) and is answered with it.
+ * The correction of `policy` (held by the caller's transaction) and its endorsement, written by the
+ * caller: `earlier`, the history read once, numbers it (no gap: the position is the sequence).
  */
-async function endorse(services: Deps, policies: PolicyStore, policy: PolicyRecord, request: ModifyRequest, now: number, upstreamPremiumMinor: number | undefined) {
+function corrected(services: Deps, policy: PolicyRecord, earlier: EndorsementRecord[], request: ModifyRequest, now: number, upstreamPremiumMinor: number | undefined) {
   const correction = applyScenario(policy, request)
   const premiumMinor = upstreamPremiumMinor ?? simulatedPremium(services, policy, correction.trip)
   const premiumChangeMinor = premiumMinor - policy.premiumMinor
   const updated: PolicyRecord = { ...policy, ...correction, status: 'endorsed', premiumMinor, updatedAt: now }
   const endorsement: EndorsementRecord = { scenario: request.scenario, changes: correction.changes, premiumChangeMinor, createdAt: now }
-  const history = [...await policies.endorsements(policy.id), endorsement]
-  await policies.endorse(updated, endorsement, history.length)
+  const history = [...earlier, endorsement]
   const answer = {
     ...correctionPayload(services, policy, correction, premiumMinor),
     endorsement: { sequence: history.length, scenario: request.scenario, created_at: isoTimestamp(now) },
   }
-  return { updated, history, answer }
+  return { updated, endorsement, history, answer }
 }
 
 /**
@@ -304,9 +310,12 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
     const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
     const refundMinor = upstream?.refundMinor ?? refundOf(current.trip, current.premiumMinor, todayDayNumber(now)).refundMinor
     const cancelled: PolicyRecord = { ...current, status: 'cancelled', cancellation: { at: now, refundMinor }, updatedAt: now }
-    await stores.policies.cancel(cancelled)
     const history = current.status === 'issued' ? [] : await stores.policies.endorsements(current.id)
-    await recordEvent(stores, session, 'policy.cancelled', policyView(services, cancelled, history, now), now)
+    // The cancellation and its event are written together (on PostgreSQL, pipelined: one round trip).
+    await Promise.all([
+      stores.policies.cancel(cancelled),
+      recordEvent(stores, session, 'policy.cancelled', policyView(services, cancelled, history, now), now),
+    ])
     return { mode: current.source, data: cancellationPayload(services, cancelled) }
   })
 }

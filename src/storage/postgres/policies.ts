@@ -22,14 +22,17 @@ export function policyStore(sql: Queryable, locking: boolean): PolicyStore {
       return row && policyFromRow(row)
     },
     async endorse(policy, endorsement, sequence) {
-      await sql`
-        UPDATE policies SET status = ${policy.status}, trip = ${JSON.stringify(policy.trip)}, partner_reference = ${policy.partnerReference},
-          premium_minor = ${policy.premiumMinor}, updated_at = ${policy.updatedAt}
-        WHERE id = ${policy.id}`
-      await sql`
-        INSERT INTO endorsements (policy_id, sequence, scenario, changes, premium_change_minor, created_at)
-        VALUES (${policy.id}, ${sequence}, ${endorsement.scenario}, ${JSON.stringify(endorsement.changes)},
-          ${endorsement.premiumChangeMinor}, ${endorsement.createdAt})`
+      // Sent together (pipelined): one round trip inside the caller's transaction.
+      await Promise.all([
+        sql`
+          UPDATE policies SET status = ${policy.status}, trip = ${JSON.stringify(policy.trip)}, partner_reference = ${policy.partnerReference},
+            premium_minor = ${policy.premiumMinor}, updated_at = ${policy.updatedAt}
+          WHERE id = ${policy.id}`,
+        sql`
+          INSERT INTO endorsements (policy_id, sequence, scenario, changes, premium_change_minor, created_at)
+          VALUES (${policy.id}, ${sequence}, ${endorsement.scenario}, ${JSON.stringify(endorsement.changes)},
+            ${endorsement.premiumChangeMinor}, ${endorsement.createdAt})`,
+      ])
     },
     async endorsements(policyId) {
       const rows = await sql<EndorsementRow[]>`
