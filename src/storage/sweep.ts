@@ -8,9 +8,11 @@ import type { SweepResult } from './storage'
 export const TOMBSTONE_MS = 24 * 60 * 60 * 1000
 /**
  * Sessions per batch: each batch is one short transaction (on SQLite it holds the write lock, about
- * 0.2 ms a session on tmpfs, bench/run.ts), and requests run between batches.
+ * 0.2 ms a session on tmpfs, bench/run.ts), and requests run between batches. The worst request
+ * during a sweep of 100,000 sessions on disk: 34–65 ms with 50 a batch, 27–28 ms with 20
+ * (`bun bench/run.ts --only scale`, alternated).
  */
-export const BATCH = 50
+export const BATCH = 20
 
 export type SweepBatch = (now: number) => Promise<SweepResult & { done: boolean }>
 
