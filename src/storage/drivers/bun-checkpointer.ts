@@ -1,7 +1,7 @@
 /**
  * @module A Bun worker thread that checkpoints the WAL of the database the server uses, so that
  * copying pages back and the fsync that follows never run inside a request's commit.
- * Started by the Bun entry, which turns SQLite's automatic checkpoint down to a safety net, and
+ * Started by the Bun entry, which turns SQLite's automatic checkpoint off while it runs, and
  * stopped before the final checkpoint at shutdown (two checkpointers cannot run at once).
  */
 import { Database } from 'bun:sqlite'
@@ -24,7 +24,7 @@ self.onmessage = ({ data }) => {
       try {
         db?.exec('PRAGMA wal_checkpoint(PASSIVE)')
       } catch {
-        // busy or failing storage: the next tick tries again, and SQLite's own checkpoint remains
+        // busy or failing storage: the next tick tries again
       }
     }, data.start.everyMs)
     return

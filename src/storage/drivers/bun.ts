@@ -18,9 +18,9 @@ export function openEmbedded(path: string, options: { checkpointerUrl?: string }
 
 /** Starts the checkpoint worker; the function it returns stops it. */
 function startCheckpointer(db: Database, path: string, url: string): () => Promise<void> {
-  // SQLite's own checkpoint would run inside whichever commit crosses its mark, on the main thread:
-  // kept on at 10,000 pages as a safety net, it still fired during a 100,000-session expiry sweep,
-  // whose requests then waited up to 88–118 ms (off: at most 44–45 ms; bench/run.ts --only scale).
+  // SQLite's own checkpoint runs inside whichever commit crosses its mark, on the main thread. Kept on
+  // at 10,000 pages as a safety net, a 100,000-session expiry sweep had 39 requests over 50 ms (worst
+  // 88–118 ms); off, 0–2 (bench/README.md).
   db.exec('PRAGMA wal_autocheckpoint = 0')
   const worker = new Worker(url)
   let stopping = false
