@@ -114,6 +114,38 @@ describe('group commit', () => {
   })
 })
 
+describe('a transaction SQLite dropped', () => {
+  /** The connection, whose policy inserts lose the whole transaction and fail, as SQLITE_FULL or SQLITE_IOERR may. */
+  function droppingOnPolicyInsert(connection: SqliteConnection): SqliteConnection {
+    return {
+      ...connection,
+      prepare: <Row,>(sql: string) => {
+        const statement = connection.prepare<Row>(sql)
+        if (!sql.startsWith('INSERT INTO policies')) return statement
+        const drop = (): never => {
+          connection.exec('ROLLBACK')
+          throw new Error('disk I/O error')
+        }
+        return { get: drop, all: drop, run: drop }
+      },
+    }
+  }
+
+  test("writes sent together after the one that failed do not run: they would commit on their own", async () => {
+    const store = sqliteStorage(droppingOnPolicyInsert(file.db), { rateLimit: 1000, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
+    const opened = await store.openSession(newSession(0), T0)
+    await store.flush()
+    const event = { ref: 'evt_after_the_failure', sessionId: opened.id, type: 'policy.issued', at: T0, body: '{}' }
+    const written = store.transaction(({ policies, events }) => Promise.all([policies.insert(policy(opened.id, 'pol_1')), events.append(event)]))
+    await expect(written).rejects.toThrow()
+    expect(committedCount('policies')).toBe(0)
+    expect(committedCount('events')).toBe(0)
+    // The next transaction starts clean.
+    await store.transaction(({ events }) => events.append(event))
+    expect(committedCount('events')).toBe(1)
+  })
+})
+
 describe('write-behind', () => {
   const sessionRefs = () => file.db.prepare<{ ref: string }>('SELECT ref FROM sessions ORDER BY id').all().map((row) => row.ref)
 

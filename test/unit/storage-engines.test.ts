@@ -147,6 +147,19 @@ for (const name of ['sqlite', 'postgres'] as const) {
       await storage.close()
     })
 
+    test('writes sent together fail together: the first is rolled back with the one that failed, and the next transaction commits', async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const id = await admittedSession(storage, 'n:198.18.0.5')
+      const event = { ref: 'evt_sbx_together', sessionId: id, type: 'policy.issued', at: T0, body: '{}' }
+      // The second append repeats the first one's reference (unique): on PostgreSQL both are in flight at once.
+      await expect(storage.transaction((stores) => Promise.all([stores.events.append(event), stores.events.append(event)]))).rejects.toThrow()
+      expect(await engine.count('events')).toBe(0)
+      await storage.transaction((stores) => stores.events.append(event))
+      expect(await engine.count('events')).toBe(1)
+      await storage.close()
+    })
+
     test("a search's quotes are recorded while the session runs, found at once, kept over a restart, and refused once it ended", async () => {
       const engine = await freshEngine(name)
       const storage = await engine.open()

@@ -7,8 +7,8 @@
  * idempotency records, events) commits before its answer, through group commit (driver.ts).
  */
 import type { SqliteConnection } from '../drivers/connection'
-import type { Admission, AdmissionRequest, NewSession, SessionRow, Storage } from '../storage'
-import { guarded, storesAround, type SynchronousStores } from '../stores'
+import type { Admission, AdmissionRequest, NewSession, SessionRow, Storage, Stores } from '../storage'
+import { storesAround, type SynchronousStores } from '../stores'
 import { sweepInBatches } from '../sweep'
 import { inTransaction, sqliteDriver } from './driver'
 import { deliveryQueue, eventStore, webhookStore } from './events'
@@ -94,8 +94,24 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     return { kind: 'admitted', status, session: admitted, created: admitted !== live }
   }
 
-  // Inside a transaction the turn is already held: calls go straight to the connection.
-  const inTransactionStores = storesAround(stores, (call) => guarded(call, asStorageError))
+  // Inside a transaction the turn is already held: calls go straight to the connection. Once one of
+  // a member's calls fails, its later calls fail without running, as on PostgreSQL: SQLite may have
+  // dropped the whole transaction (SQLITE_FULL, SQLITE_IOERR), and a statement run after that would
+  // commit on its own. Writes sent together (`Promise.all`) are all called before any is awaited.
+  let memberFailure: unknown = null
+  const inTransactionStores = storesAround(stores, async (call) => {
+    if (memberFailure) throw memberFailure
+    try {
+      return call()
+    } catch (error) {
+      throw (memberFailure = asStorageError(error))
+    }
+  })
+  /** A member's work; members of a batch run one at a time (driver.ts), each with a clean slate. */
+  const member = <T>(work: (stores: Stores) => Promise<T>) => () => {
+    memberFailure = null
+    return work(inTransactionStores)
+  }
 
   return {
     ...storesAround(stores, inTurn),
@@ -111,7 +127,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
 
     allowance: async (keys, now) => rates.peek(keys, now),
 
-    transaction: (work) => driver.groupCommit({ work: () => work(inTransactionStores) }),
+    transaction: (work) => driver.groupCommit({ work: member(work) }),
 
     claimDeliveries: (now, leaseMs, limit) => inTurn(() => deliveries.claim(now, leaseMs, limit)),
 
