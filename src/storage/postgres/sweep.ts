@@ -5,8 +5,10 @@
  */
 import type { Sql } from 'postgres'
 import type { SweepResult } from '../storage'
-import { BATCH, TOMBSTONE_MS } from '../sweep'
+import { SESSIONS_PER_BATCH, TOMBSTONE_MS } from '../sweep'
 import { inTransaction } from './driver'
+
+const BATCH = SESSIONS_PER_BATCH.postgres
 
 /**
  * One batch: claim, then delete in later statements. Under READ COMMITTED each statement sees what

@@ -4,10 +4,12 @@
  * still gets `session_expired`; lookups never depend on the sweep having run.
  */
 import type { SweepResult } from '../storage'
-import { BATCH, TOMBSTONE_MS } from '../sweep'
+import { SESSIONS_PER_BATCH, TOMBSTONE_MS } from '../sweep'
 import type { SqliteConnection } from '../drivers/connection'
 import { inTransaction } from './driver'
 import { rateCounterTidier } from './rate-limits'
+
+const BATCH = SESSIONS_PER_BATCH.sqlite
 
 /** One bounded batch of the sweep, in one short transaction. */
 export function sweepBatch(db: SqliteConnection, windowMs: number, withHeadroom: <T>(work: () => T) => T, forget: (sessionId: number) => void = () => {}) {
