@@ -29,8 +29,9 @@ export function openPool(url: string, size: number): Sql<any> {
 /**
  * Runs `work` between BEGIN and COMMIT on one reserved connection; ROLLBACK when it throws. BEGIN
  * goes out with the work's first statement (postgres.js pipelines a connection's queries), a round
- * trip less per transaction; a BEGIN that failed has failed the statements behind it too, and is
- * awaited before COMMIT all the same.
+ * trip less per transaction. On a connection just reserved (never inside a transaction) BEGIN fails
+ * only with the connection, which fails the statements behind it too; it is awaited before COMMIT
+ * all the same.
  */
 export async function inTransaction<T>(sql: Sql<any>, work: (connection: Connection) => Promise<T>): Promise<T> {
   const connection = await sql.reserve()
