@@ -3,9 +3,10 @@
  * With `checkpointerUrl` (the worker's module, named by the entry so that the compiled binary finds
  * it among its entry points), WAL checkpoints (page copies and their fsync) run in a worker thread: on
  * disk they made most of the request latency tail (bench/run.ts: plan search p99 at half rate
- * 15.9 ms → 6.0 ms). SQLite's own checkpoint is off while the worker runs, and back on if it stops.
+ * 15.9 ms → 6.0 ms). SQLite's own checkpoint stays on, at 40 MB of WAL, in case the worker stops.
  */
 import { Database } from 'bun:sqlite'
+import type { Report } from './bun-checkpointer'
 import { connectionOver, type SqliteConnection, type SqlValue } from './connection'
 
 export function openEmbedded(path: string, options: { checkpointerUrl?: string } = {}): SqliteConnection {
@@ -13,30 +14,56 @@ export function openEmbedded(path: string, options: { checkpointerUrl?: string }
   const connection = connectionOver(db, (sql) => db.query<unknown, SqlValue[]>(sql))
   // After the pragmas (WAL first): the worker opens the same file.
   if (!options.checkpointerUrl || path === ':memory:') return connection
-  return { ...connection, beforeClose: startCheckpointer(db, path, options.checkpointerUrl) }
+  const checkpointer = startCheckpointer(db, path, options.checkpointerUrl)
+  return { ...connection, beforeClose: checkpointer.stop, walSettled: checkpointer.settled }
 }
 
-/** Starts the checkpoint worker; the function it returns stops it. */
-function startCheckpointer(db: Database, path: string, url: string): () => Promise<void> {
-  // SQLite's own checkpoint runs inside whichever commit crosses its mark, on the main thread. Kept on
-  // at 10,000 pages as a safety net, a 100,000-session expiry sweep had 39 requests over 50 ms (worst
-  // 88–118 ms); off, 0–2 (bench/README.md).
-  db.exec('PRAGMA wal_autocheckpoint = 0')
+/**
+ * WAL pages past which `walSettled` waits (4 MB). SQLite starts the WAL anew only when a write
+ * begins with every page copied back; a sweep writing without a pause let it grow to SQLite's own
+ * checkpoint mark, which then ran inside a request's commit (bench/README.md).
+ */
+const SETTLED_PAGES = 1_000
+/** Reports `walSettled` waits for at most (2 s at one report each 200 ms): a stuck worker does not stop the sweep. */
+const MOST_REPORTS = 10
+
+function startCheckpointer(db: Database, path: string, url: string) {
+  db.exec('PRAGMA wal_autocheckpoint = 10000')
   const worker = new Worker(url)
-  let stopping = false
-  let exited = false
-  // A worker that fails or exits, other than at shutdown, hands checkpoints back to SQLite (its default mark).
-  const handBack = () => {
-    exited = true
-    if (!stopping) db.exec('PRAGMA wal_autocheckpoint = 1000')
-  }
-  worker.addEventListener('error', handBack)
-  worker.addEventListener('close', handBack)
+  let wal = { pages: 0, copied: 0, began: 0 }
+  let running = true
+  let reported = () => {}
+  worker.addEventListener('message', ({ data }: MessageEvent<Report>) => {
+    if (data === 'stopped') return
+    wal = data.wal
+    reported()
+  })
+  worker.addEventListener('close', () => {
+    running = false
+    reported()
+  })
   worker.postMessage({ start: { path, everyMs: 200 } })
   ;(worker as Worker & { unref(): void }).unref() // Bun: the worker does not keep the process alive
-  return async () => {
-    stopping = true
-    if (!exited) await stopCheckpointer(worker)
+  return {
+    /**
+     * Resolves at once while the WAL is small; past the mark, once a checkpoint begun after the call
+     * (so after the caller's last write) has copied everything back, so that the next write starts
+     * the WAL anew. One waiter at a time: the sweep.
+     */
+    async settled(): Promise<void> {
+      if (!running || wal.pages <= SETTLED_PAGES) return
+      const since = Date.now()
+      for (let reports = 0; running && reports < MOST_REPORTS; reports++) {
+        await new Promise<void>((resolve) => (reported = resolve))
+        if (wal.began > since && (wal.pages <= SETTLED_PAGES || wal.copied >= wal.pages)) return
+      }
+    },
+    async stop(): Promise<void> {
+      if (!running) return
+      running = false
+      reported()
+      await stopCheckpointer(worker)
+    },
   }
 }
 
@@ -44,10 +71,11 @@ function startCheckpointer(db: Database, path: string, url: string): () => Promi
 async function stopCheckpointer(worker: Worker): Promise<void> {
   await new Promise<void>((resolve) => {
     const timeout = setTimeout(resolve, 1000)
-    worker.onmessage = () => {
+    worker.addEventListener('message', ({ data }: MessageEvent<Report>) => {
+      if (data !== 'stopped') return
       clearTimeout(timeout)
       resolve()
-    }
+    })
     worker.postMessage({ stop: true })
   })
   worker.terminate()

@@ -18,6 +18,11 @@ export interface SqliteConnection {
   close(): void
   /** Stops what the adapter runs beside the connection (Bun's checkpoint worker) before the last checkpoint. */
   beforeClose?(): Promise<void>
+  /**
+   * Resolves once the WAL is small or copied back, so that a background writer (the sweep) goes no
+   * faster than the checkpoint worker; absent where no worker checkpoints.
+   */
+  walSettled?(): Promise<void>
 }
 
 /** A runtime's own database handle: what the three libraries have in common. */

@@ -136,7 +136,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     sweep: async (now) => {
       // What memory holds goes first, so the sweep sees every session; a full file is swept all the same.
       await behind.flush().catch(() => {})
-      const swept = await sweepInBatches((at) => inTurn(() => batch(at)), now)
+      const swept = await sweepInBatches((at) => inTurn(() => batch(at)), now, db.walSettled)
       rates.forgetIdle(now)
       return swept
     },

@@ -1,2 +1,8 @@
-/** @module A checkpoint worker that fails as it starts (checkpointer.test.ts). */
-throw new Error('the checkpointer failed to start')
+/** @module A checkpoint worker that reports a large WAL not yet copied back, then dies (checkpointer.test.ts). */
+export {}
+declare const self: { onmessage: (() => void) | null; postMessage(message: unknown): void }
+
+self.onmessage = () => {
+  self.postMessage({ wal: { pages: 5_000, copied: 0, began: Date.now() } })
+  setTimeout(() => process.exit(1), 300)
+}
