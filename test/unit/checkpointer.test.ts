@@ -54,3 +54,12 @@ test('a worker that stops while walSettled waits for its report ends the wait', 
     await db.walSettled!()
   })
 })
+
+test('a worker that stops reporting (every checkpoint failing) holds walSettled for at most 2 s', async () => {
+  await withWorker('./support/silent-checkpointer.ts', async (db) => {
+    await sleep(100)
+    const started = performance.now()
+    await db.walSettled!() // without a bound it would never resolve: the runner's timeout fails it
+    expect(performance.now() - started).toBeGreaterThan(1_000)
+  })
+})
