@@ -3,7 +3,7 @@
  * waits for it: past a few MB of WAL, a writer that waits gets to write into a WAL started anew
  * (SQLite restarts it only when a write begins with every page copied back).
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'bun:test'
@@ -11,13 +11,13 @@ import { openEmbedded } from '../../src/storage/drivers/bun'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
 
 /** A file opened with this worker module (named as the Bun entry names it), for `check`. */
-async function withWorker(module: string, check: (db: SqliteConnection, path: string) => Promise<void>) {
+async function withWorker(module: string, check: (db: SqliteConnection) => Promise<void>) {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-checkpointer-'))
   const path = join(dir, 'sandbox.db')
   const db = openEmbedded(path, { checkpointerUrl: new URL(module, import.meta.url).href })
   try {
     db.exec('CREATE TABLE filler (body BLOB)')
-    await check(db, path)
+    await check(db)
   } finally {
     await db.beforeClose?.()
     db.close()
@@ -32,14 +32,16 @@ const fill = (db: SqliteConnection) => db.exec(
 /** Pages in the WAL now (from 0 when it was started anew). */
 const walPages = (db: SqliteConnection) => db.prepare<{ log: number }>('PRAGMA wal_checkpoint(PASSIVE)').get()!.log
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Until the worker has reported a WAL past the mark (no deadline but the test runner's). */
+async function reportedPastTheMark(db: SqliteConnection) {
+  while (db.walReport!().pages <= 1_000) await sleep(20)
+}
 
 test('past the mark, a writer that waits for walSettled writes into a WAL started anew', async () => {
-  await withWorker('../../src/storage/drivers/bun-checkpointer.ts', async (db, path) => {
+  await withWorker('../../src/storage/drivers/bun-checkpointer.ts', async (db) => {
     fill(db)
-    // Once the worker has copied the first 8 MB back (the file grows), synced and reported it (a second
-    // is ample), the sandbox knows the WAL is past the mark.
-    while (statSync(path).size < 8_000_000) await sleep(20)
-    await sleep(1000)
+    await reportedPastTheMark(db)
+    // The WAL was all copied back: this starts it anew, and fills it past the mark again.
     fill(db)
     await db.walSettled!()
     db.exec("INSERT INTO filler VALUES (x'00')")
@@ -49,17 +51,17 @@ test('past the mark, a writer that waits for walSettled writes into a WAL starte
 
 test('a worker that stops while walSettled waits for its report ends the wait', async () => {
   await withWorker('./support/failing-checkpointer.ts', async (db) => {
-    // It reports a WAL past the mark at once, and exits 300 ms later: no report follows. The runner's timeout is the bound.
-    await sleep(100)
-    await db.walSettled!()
+    // It reports a WAL past the mark, and exits 300 ms later: no report follows, and only its end can end the wait.
+    await reportedPastTheMark(db)
+    await db.walSettled!(600_000)
   })
 })
 
-test('a worker that stops reporting (every checkpoint failing) holds walSettled for at most 2 s', async () => {
+test('a worker that stops reporting (every checkpoint failing) holds walSettled no longer than asked', async () => {
   await withWorker('./support/silent-checkpointer.ts', async (db) => {
-    await sleep(100)
+    await reportedPastTheMark(db)
     const started = performance.now()
-    await db.walSettled!() // without a bound it would never resolve: the runner's timeout fails it
-    expect(performance.now() - started).toBeGreaterThan(1_000)
+    await db.walSettled!(1_000) // without the bound it would never resolve: the runner's timeout fails it
+    expect(performance.now() - started).toBeGreaterThanOrEqual(900)
   })
 })

@@ -7,13 +7,18 @@
  */
 import { Database } from 'bun:sqlite'
 
-type Message = { start: { path: string; everyMs: number } } | { stop: true }
+/** `mark`: a number the main thread sends; every later report echoes the last one received before its checkpoint began. */
+type Message = { start: { path: string; everyMs: number } } | { mark: number } | { stop: true }
 
-/**
- * What the worker tells the main thread: the WAL after a checkpoint (pages in it, pages copied back,
- * and when the checkpoint began, `Date.now()`), or that it stopped.
- */
-export type Report = { wal: { pages: number; copied: number; began: number } } | 'stopped'
+/** The WAL after a checkpoint: pages in it, pages copied back, and the last mark received before the checkpoint began. */
+export interface WalReport {
+  pages: number
+  copied: number
+  mark: number
+}
+
+/** What the worker tells the main thread: the WAL after each checkpoint, or that it stopped. */
+export type Report = { wal: WalReport } | 'stopped'
 
 declare const self: {
   onmessage: ((event: MessageEvent<Message>) => void) | null
@@ -22,17 +27,22 @@ declare const self: {
 
 let db: Database | null = null
 let timer: ReturnType<typeof setInterval> | undefined
+let mark = 0
 
 self.onmessage = ({ data }) => {
+  if ('mark' in data) {
+    mark = data.mark
+    return
+  }
   if ('start' in data) {
     db = new Database(data.start.path)
     db.exec('PRAGMA busy_timeout = 5000')
     timer = setInterval(() => {
       try {
-        const began = Date.now()
+        const markBefore = mark
         // all(), not get(): a statement left unfinished would hold a read snapshot, and the WAL could never start anew.
         const [row] = db!.query<{ log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').all()
-        if (row) self.postMessage({ wal: { pages: row.log, copied: row.checkpointed, began } })
+        if (row) self.postMessage({ wal: { pages: row.log, copied: row.checkpointed, mark: markBefore } })
       } catch {
         // busy or failing storage: the next tick tries again, and SQLite's own checkpoint remains
       }

@@ -6,7 +6,7 @@
  * 15.9 ms → 6.0 ms). SQLite's own checkpoint stays on, at 40 MB of WAL, in case the worker stops.
  */
 import { Database } from 'bun:sqlite'
-import type { Report } from './bun-checkpointer'
+import type { Report, WalReport } from './bun-checkpointer'
 import { connectionOver, type SqliteConnection, type SqlValue } from './connection'
 
 export function openEmbedded(path: string, options: { checkpointerUrl?: string } = {}): SqliteConnection {
@@ -15,7 +15,7 @@ export function openEmbedded(path: string, options: { checkpointerUrl?: string }
   // After the pragmas (WAL first): the worker opens the same file.
   if (!options.checkpointerUrl || path === ':memory:') return connection
   const checkpointer = startCheckpointer(db, path, options.checkpointerUrl)
-  return { ...connection, beforeClose: checkpointer.stop, walSettled: checkpointer.settled }
+  return { ...connection, beforeClose: checkpointer.stop, walSettled: checkpointer.settled, walReport: checkpointer.report }
 }
 
 /**
@@ -30,7 +30,8 @@ const MOST_WAIT_MS = 2_000
 function startCheckpointer(db: Database, path: string, url: string) {
   db.exec('PRAGMA wal_autocheckpoint = 10000')
   const worker = new Worker(url)
-  let wal = { pages: 0, copied: 0, began: 0 }
+  let wal: WalReport = { pages: 0, copied: 0, mark: 0 }
+  let marks = 0
   let running = true
   let reported = () => {}
   worker.addEventListener('message', ({ data }: MessageEvent<Report>) => {
@@ -44,24 +45,31 @@ function startCheckpointer(db: Database, path: string, url: string) {
   })
   worker.postMessage({ start: { path, everyMs: 200 } })
   ;(worker as Worker & { unref(): void }).unref() // Bun: the worker does not keep the process alive
+  /** The next report, the worker's end, or `ms`, whichever comes first. */
+  const nextReport = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    reported = () => {
+      clearTimeout(timer)
+      resolve()
+    }
+  })
   return {
     /**
      * Resolves at once while the WAL is small; past the mark, once a checkpoint begun after the call
-     * (so after the caller's last write) has copied everything back, so that the next write starts
-     * the WAL anew. One waiter at a time: the sweep.
+     * (so after the caller's last write: the worker echoes the mark it had when it began) has copied
+     * everything back, so that the next write starts the WAL anew. One waiter at a time: the sweep.
      */
-    async settled(): Promise<void> {
+    async settled(mostWaitMs = MOST_WAIT_MS): Promise<void> {
       if (!running || wal.pages <= SETTLED_PAGES) return
-      const since = Date.now()
-      while (running && Date.now() - since < MOST_WAIT_MS) {
-        // The next report, or a moment past when it was due.
-        await new Promise<void>((resolve) => {
-          reported = resolve
-          setTimeout(resolve, 300)
-        })
-        if (wal.began > since && (wal.pages <= SETTLED_PAGES || wal.copied >= wal.pages)) return
+      const mark = ++marks
+      worker.postMessage({ mark })
+      const until = performance.now() + mostWaitMs
+      while (running && performance.now() < until) {
+        await nextReport(Math.min(300, until - performance.now()))
+        if (wal.mark >= mark && (wal.pages <= SETTLED_PAGES || wal.copied >= wal.pages)) return
       }
     },
+    report: () => wal,
     async stop(): Promise<void> {
       if (!running) return
       running = false

@@ -20,9 +20,12 @@ export interface SqliteConnection {
   beforeClose?(): Promise<void>
   /**
    * Resolves once the WAL is small or copied back, so that a background writer (the sweep) goes no
-   * faster than the checkpoint worker; absent where no worker checkpoints.
+   * faster than the checkpoint worker, or after `mostWaitMs` (2 s by default); absent where no
+   * worker checkpoints.
    */
-  walSettled?(): Promise<void>
+  walSettled?(mostWaitMs?: number): Promise<void>
+  /** The WAL as the checkpoint worker last reported it (pages, pages copied back). */
+  walReport?(): { pages: number; copied: number }
 }
 
 /** A runtime's own database handle: what the three libraries have in common. */

@@ -22,6 +22,9 @@ import { sessionStore } from './sessions'
 import { sweepBatch } from './sweep'
 import { unwrittenPrelude, writeBehind } from './write-behind'
 
+/** A batch that found nothing: how a sweep ends once the storage is closing. */
+const NOTHING_SWEPT = { sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0, done: true }
+
 export interface SqliteOptions {
   rateLimit: number
   rateWindowMs: number
@@ -64,6 +67,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     webhooks: webhookStore(db),
   }
   const inTurn = <T>(work: () => T) => driver.provideConnection(work)
+  let closing = false
 
   /** New work is refused while the file takes no write: memory would hold it without bound. */
   function writable(): void {
@@ -136,7 +140,8 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     sweep: async (now) => {
       // What memory holds goes first, so the sweep sees every session; a full file is swept all the same.
       await behind.flush().catch(() => {})
-      const swept = await sweepInBatches((at) => inTurn(() => batch(at)), now, db.walSettled)
+      // A sweep still running at shutdown stops at its next batch, before the connection closes.
+      const swept = await sweepInBatches((at) => closing ? Promise.resolve(NOTHING_SWEPT) : inTurn(() => batch(at)), now, db.walSettled)
       rates.forgetIdle(now)
       return swept
     },
@@ -148,6 +153,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     clock: Date.now,
 
     close: async () => {
+      closing = true
       behind.stop()
       try {
         await behind.flush(true)

@@ -1,8 +1,9 @@
 /** @module A checkpoint worker that reports a large WAL not yet copied back, then dies (checkpointer.test.ts). */
 export {}
-declare const self: { onmessage: (() => void) | null; postMessage(message: unknown): void }
+declare const self: { onmessage: ((event: { data: object }) => void) | null; postMessage(message: unknown): void }
 
-self.onmessage = () => {
-  self.postMessage({ wal: { pages: 5_000, copied: 0, began: Date.now() } })
+self.onmessage = ({ data }) => {
+  if (!('start' in data)) return
+  self.postMessage({ wal: { pages: 5_000, copied: 0, mark: 0 } })
   setTimeout(() => process.exit(1), 300)
 }
