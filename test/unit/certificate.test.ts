@@ -5,7 +5,8 @@
 import { describe, expect, test } from 'bun:test'
 import { extractText, getDocumentProxy, getMeta } from 'unpdf'
 import { loadCatalogue } from '../../src/modules/plans/catalogue'
-import { SPECIMEN_MARK, certificateInput, renderCertificate } from '../../src/modules/policies/certificate'
+import { certificateInput, renderCertificate } from '../../src/modules/policies/certificate'
+import { SPECIMEN_MARK } from '../../src/modules/policies/certificate-pdf'
 import type { PolicyView } from '../../src/modules/policies/read'
 
 const catalogue = loadCatalogue()
