@@ -9,12 +9,12 @@ export const TOMBSTONE_MS = 24 * 60 * 60 * 1000
 /**
  * Sessions per batch of each engine: each batch is one short transaction, and requests run between
  * batches. On SQLite a batch holds the write lock on the request thread (about 0.2 ms a session on
- * tmpfs); with SQLite's own checkpoint off, the worst request during a sweep of 100,000 sessions on
- * disk was 34–65 ms with 50 a batch and 27–35 ms with 20 (`bun bench/run.ts --only scale`; not
- * compared again since the sweep waits for the checkpoint worker, bench/README.md). PostgreSQL's
- * requests do not wait for a batch (it locks only the rows it claims), so it keeps larger ones.
+ * tmpfs), and now and then one takes ten times as long: during a sweep of 100,000 sessions on disk
+ * every request of 50 ms or more waited for such a batch (15–60 ms with 20 a batch, 15–23 ms with
+ * 10; `bun bench/run.ts --only scale`, bench/README.md). PostgreSQL's requests do not wait for a
+ * batch (it locks only the rows it claims), so it keeps larger ones.
  */
-export const SESSIONS_PER_BATCH = { sqlite: 20, postgres: 50 } as const
+export const SESSIONS_PER_BATCH = { sqlite: 10, postgres: 50 } as const
 
 export type SweepBatch = (now: number) => Promise<SweepResult & { done: boolean }>
 
