@@ -48,9 +48,10 @@ export function pathOf(url: string): string {
   return url.slice(start, query < 0 ? undefined : query)
 }
 
+const OUR_PATHS = [...Object.values(PATHS), ...DOCUMENTS, '/healthz', '/readyz']
 /** Our paths without references: logged as they are, without a look at each segment. */
-const FIXED_PATHS = new Set([...Object.values(PATHS).filter((path) => !path.includes(':')), ...DOCUMENTS, '/healthz', '/readyz'])
-const ROUTE_WORDS = new Set([...Object.values(PATHS), ...DOCUMENTS, '/healthz', '/readyz'].flatMap((path) => path.split('/')))
+const FIXED_PATHS = new Set(OUR_PATHS.filter((path) => !path.includes(':')))
+const ROUTE_WORDS = new Set(OUR_PATHS.flatMap((path) => path.split('/')))
 
 /**
  * The path as logged: our own routes' words and well-formed references only; any other segment (an
