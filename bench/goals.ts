@@ -5,7 +5,7 @@
  */
 import type { BodyCost } from './bodies'
 import { unexpected } from './load'
-import type { Row } from './measure'
+import { cpuUsPerRequest, type Row } from './measure'
 import type { PostgresRow } from './postgres'
 import type { ScaleResult } from './scale'
 
@@ -72,8 +72,7 @@ function halfRate(results: Results, key: string, name: string): Verdict {
   if (!row?.half) return { target, pass: null, measured: 'not measured' }
   const { half } = row
   const pass = half.p99_ms < HALF_RATE_P99_MS && half.non2xx === 0
-  const underWrk = row.result && row.serverCpu !== undefined ? (row.serverCpu * 1e6) / row.result.rps : NaN
-  const busy = `; the server ${Math.round(half.server_cpu * 100)}% busy at ${half.server_cpu_us_per_request} µs CPU / request (${Math.round(underWrk)} under wrk)`
+  const busy = `; the server ${Math.round(half.server_cpu * 100)}% busy at ${half.server_cpu_us_per_request} µs CPU / request (${Math.round(cpuUsPerRequest(row))} under wrk)`
   return { target, pass, measured: `${half.p99_ms.toFixed(2)} ms at ${half.target_rate} req/s${pass || !(half.server_cpu > 0) ? '' : busy}` }
 }
 

@@ -16,6 +16,9 @@ export interface Row {
   skipped?: string
 }
 
+/** The server's CPU time per answered request under wrk, in µs (NaN when not measured). */
+export const cpuUsPerRequest = (row: Row) => (row.result && row.serverCpu !== undefined ? (row.serverCpu * 1e6) / row.result.rps : NaN)
+
 export interface Bench {
   harness: Harness
   options: Options

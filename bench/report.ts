@@ -1,7 +1,7 @@
 /** @module The benchmark's Markdown tables: printing only (bench/goals.ts decides PASS and MISS). */
 import { verdicts, type Results } from './goals'
 import { unexpected } from './load'
-import type { Row } from './measure'
+import { cpuUsPerRequest as cpuUs, type Row } from './measure'
 import type { Options } from './options'
 import { CORES, PIN } from './processes'
 
@@ -10,7 +10,6 @@ const fmt = (value: number | null | undefined, digits = 0) => (value === null ||
 const percent = (share: number) => `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`
 
 /** Server CPU microseconds per request: what the layers cost, whether or not the server was the bottleneck. */
-const cpuUs = (row: Row) => (row.result && row.serverCpu !== undefined ? (row.serverCpu * 1e6) / row.result.rps : NaN)
 
 function header(options: Options, load: { start: string; end: string }): string[] {
   return [
