@@ -48,7 +48,7 @@ export function requestStart({ config, clock, mode, peerAddress }: RequestStartD
       beginRequest(request, {
         requestId,
         startedAt: performance.now(),
-        network: networkKey(request, peerAddress(request, server), config.trustProxy),
+        network: networkKey(request, () => peerAddress(request, server), config.trustProxy),
         admittedAt: clock(),
         mode,
         session: null,

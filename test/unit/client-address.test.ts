@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { arrivedOverHttps, clientAddress, networkOf } from '../../src/http/client-address'
 
 const PEER = '10.0.0.1'
+const peer = () => PEER
 const request = (forwardedFor?: string, url = 'http://localhost/api/sandbox/session', proto?: string) =>
   new Request(url, {
     method: 'POST',
@@ -10,33 +11,42 @@ const request = (forwardedFor?: string, url = 'http://localhost/api/sandbox/sess
 
 describe('clientAddress', () => {
   test('with trust 0 the socket peer is used and X-Forwarded-For is ignored', () => {
-    expect(clientAddress(request('203.0.113.9'), PEER, 0)).toBe(PEER)
-    expect(clientAddress(request('203.0.113.9, 198.51.100.7'), PEER, 0)).toBe(PEER)
+    expect(clientAddress(request('203.0.113.9'), peer, 0)).toBe(PEER)
+    expect(clientAddress(request('203.0.113.9, 198.51.100.7'), peer, 0)).toBe(PEER)
   })
 
   test('with trust 0 and no socket every call is "unknown"', () => {
-    expect(clientAddress(request('203.0.113.9'), undefined, 0)).toBe('unknown')
+    expect(clientAddress(request('203.0.113.9'), () => undefined, 0)).toBe('unknown')
   })
 
   test('with trust 1 the rightmost entry is the client (what our proxy saw)', () => {
-    expect(clientAddress(request('203.0.113.9'), PEER, 1)).toBe('203.0.113.9')
+    expect(clientAddress(request('203.0.113.9'), peer, 1)).toBe('203.0.113.9')
     // The caller can prepend anything; only the entry our proxy appended counts.
-    expect(clientAddress(request('1.1.1.1, 203.0.113.9'), PEER, 1)).toBe('203.0.113.9')
-    expect(clientAddress(request(' 1.1.1.1 ,  203.0.113.9 '), PEER, 1)).toBe('203.0.113.9')
+    expect(clientAddress(request('1.1.1.1, 203.0.113.9'), peer, 1)).toBe('203.0.113.9')
+    expect(clientAddress(request(' 1.1.1.1 ,  203.0.113.9 '), peer, 1)).toBe('203.0.113.9')
+  })
+
+  test('the socket peer is not looked up when a trusted entry names the client', () => {
+    let asked = 0
+    const counted = () => (asked++, PEER)
+    expect(clientAddress(request('203.0.113.9'), counted, 1)).toBe('203.0.113.9')
+    expect(asked).toBe(0)
+    expect(clientAddress(request('not-an-ip'), counted, 1)).toBe(PEER)
+    expect(asked).toBe(1)
   })
 
   test('with trust 2 the second entry from the right is the client', () => {
-    expect(clientAddress(request('1.1.1.1, 203.0.113.9, 192.168.0.2'), PEER, 2)).toBe('203.0.113.9')
-    expect(clientAddress(request('spoofed, 2001:db8::7, 192.168.0.2'), PEER, 2)).toBe('2001:db8::7')
+    expect(clientAddress(request('1.1.1.1, 203.0.113.9, 192.168.0.2'), peer, 2)).toBe('203.0.113.9')
+    expect(clientAddress(request('spoofed, 2001:db8::7, 192.168.0.2'), peer, 2)).toBe('2001:db8::7')
   })
 
   test('a missing header or an invalid chosen entry falls back to the peer', () => {
-    expect(clientAddress(request(), PEER, 1)).toBe(PEER)
-    expect(clientAddress(request(''), PEER, 1)).toBe(PEER)
-    expect(clientAddress(request('203.0.113.9, not-an-ip'), PEER, 1)).toBe(PEER)
-    expect(clientAddress(request('203.0.113.9, 1.2.3.4:5678'), PEER, 1)).toBe(PEER)
-    expect(clientAddress(request('999.1.1.1'), PEER, 1)).toBe(PEER)
-    expect(clientAddress(request('garbage, 192.168.0.2'), PEER, 2)).toBe(PEER)
+    expect(clientAddress(request(), peer, 1)).toBe(PEER)
+    expect(clientAddress(request(''), peer, 1)).toBe(PEER)
+    expect(clientAddress(request('203.0.113.9, not-an-ip'), peer, 1)).toBe(PEER)
+    expect(clientAddress(request('203.0.113.9, 1.2.3.4:5678'), peer, 1)).toBe(PEER)
+    expect(clientAddress(request('999.1.1.1'), peer, 1)).toBe(PEER)
+    expect(clientAddress(request('garbage, 192.168.0.2'), peer, 2)).toBe(PEER)
   })
 })
 
