@@ -41,11 +41,20 @@ export function blockingRung(ladder: Row[], share: number): Row | undefined {
   return raw && ladder.slice(1).find((row) => row.result && row.result.rps < share * raw.rps)
 }
 
-/** Where a missed share is lost: a ladder rung, or (no rung under it) the path's own handler. */
+/**
+ * Where a missed share is lost: a ladder rung, or (no rung under it) the path's own handler and
+ * writes, told apart by the same path with its database on tmpfs (rows c0, d0) where it ran.
+ */
 function blocker(results: Results, goal: (typeof THROUGHPUT)[number]): string {
   const rung = blockingRung(results.ladder, goal.share)
   if (rung) return `blocked at ${rung.key}: ${rung.label}`
-  return `every search rung stays above ${goal.share * 100}%: lost in this path's own handler and writes (above L5)`
+  const lost = `every search rung stays above ${goal.share * 100}%: lost in this path's own handler and writes (above L5)`
+  const onTmpfs = rowOf(results, `${goal.key}0`)?.result
+  const raw = results.ladder[0]!.result!
+  if (!onTmpfs) return lost
+  const share = onTmpfs.rps / raw.rps
+  return `${lost}; with its database on tmpfs ${(share * 100).toFixed(1)}% (${goal.key}0)` +
+    (share < goal.share ? ', so it misses without the disk too' : '')
 }
 
 function throughput(results: Results, goal: (typeof THROUGHPUT)[number]): Verdict {
@@ -73,7 +82,8 @@ function halfRate(results: Results, key: string, name: string): Verdict {
   const { half } = row
   const pass = half.p99_ms < HALF_RATE_P99_MS && half.non2xx === 0
   const busy = `; the server ${Math.round(half.server_cpu * 100)}% busy at ${half.server_cpu_us_per_request} µs CPU / request (${Math.round(cpuUsPerRequest(row))} under wrk)`
-  return { target, pass, measured: `${half.p99_ms.toFixed(2)} ms at ${half.target_rate} req/s${pass || !(half.server_cpu > 0) ? '' : busy}` }
+  const floor = row.floor ? `; raw Bun.serve at this rate: p99 ${row.floor.p99_ms.toFixed(2)} ms (floor)` : ''
+  return { target, pass, measured: `${half.p99_ms.toFixed(2)} ms at ${half.target_rate} req/s${pass || !(half.server_cpu > 0) ? '' : busy}${pass ? '' : floor}` }
 }
 
 function scaleVerdicts(scale: ScaleResult): Verdict[] {

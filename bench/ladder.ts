@@ -23,6 +23,9 @@ export const LADDER: { key: string; rung: Rung | 'raw' | 'sandbox'; adds: string
   { key: 'L7', rung: 'sandbox', adds: '+ answer schema check and log line = the sandbox (src/server.bun.ts)' },
 ]
 
+/** Where the captured plan-search answer is kept for the run. */
+export const searchAnswerFile = (bench: Bench) => join(bench.harness.work, 'search-answer.json')
+
 /** One real plan-search answer, for the lower rungs to send back. */
 async function captureSearchAnswer(bench: Bench, sandbox: string[]): Promise<string> {
   const server = await bench.harness.startServer({ name: 'capture', command: sandbox })
@@ -34,7 +37,7 @@ async function captureSearchAnswer(bench: Bench, sandbox: string[]): Promise<str
     })
     const text = await response.text()
     if (!response.ok) throw new Error(`capture search answered ${response.status}: ${text}`)
-    const file = join(bench.harness.work, 'search-answer.json')
+    const file = searchAnswerFile(bench)
     writeFileSync(file, text)
     return file
   } finally {

@@ -13,6 +13,8 @@ export interface Row {
   /** CPU seconds the server used per second of the run (1 = one core). */
   serverCpu?: number
   half?: RateResult
+  /** The same constant rate against raw Bun.serve: what the client and the machine alone add (bench/floor.ts). */
+  floor?: RateResult
   skipped?: string
 }
 

@@ -1,6 +1,6 @@
 /** @module The benchmark's Markdown tables: printing only (bench/goals.ts decides PASS and MISS). */
 import { verdicts, type Results } from './goals'
-import { unexpected } from './load'
+import { unexpected, type RateResult } from './load'
 import { cpuUsPerRequest as cpuUs, type Row } from './measure'
 import type { Options } from './options'
 import { CORES, PIN } from './processes'
@@ -60,6 +60,9 @@ function pathsTable(paths: Row[], raw: Row | undefined): string[] {
   return out
 }
 
+const rateLine = (key: string, name: string, h: RateResult) => `| ${key} | ${name} | ${h.target_rate} | ${h.achieved_rate} | ${h.p50_ms.toFixed(2)} | ` +
+  `${h.p99_ms.toFixed(2)} | ${h.max_ms.toFixed(2)} | ${h.non2xx}${h.non2xx ? ' ⚠' : ''} | ${Math.round(h.server_cpu * 100)}% | ${h.server_cpu_us_per_request} |`
+
 function halfRateTable(rows: Row[], options: Options): string[] {
   const halves = rows.filter((row) => row.half)
   if (halves.length === 0) return []
@@ -68,9 +71,11 @@ function halfRateTable(rows: Row[], options: Options): string[] {
   for (const row of halves) {
     const h = row.half!
     const name = row.key === 'L7' ? 'plan search' : row.label
-    out.push(`| ${row.key} | ${name} | ${h.target_rate} | ${h.achieved_rate} | ${h.p50_ms.toFixed(2)} | ${h.p99_ms.toFixed(2)} | ${h.max_ms.toFixed(2)} | ${h.non2xx}${h.non2xx ? ' ⚠' : ''} | ${Math.round(h.server_cpu * 100)}% | ${h.server_cpu_us_per_request} |`)
+    out.push(rateLine(row.key, name, h))
+    if (row.floor) out.push(rateLine(`${row.key} floor`, 'raw Bun.serve at the same rate', row.floor))
   }
-  out.push('', '"server CPU": the server\'s share of one core while the clock ran (set-up left out); compare its "µs CPU / request" with '
+  out.push('', '"floor": the same client at the same rate against raw Bun.serve (bench/floor.ts): what the client and the machine add to p99 with next to no server work. '
+    + '"server CPU": the server\'s share of one core while the clock ran (set-up left out); compare its "µs CPU / request" with '
     + 'the same path\'s under wrk above: where it is higher, half the maximum rate is more than half the server (bench/README.md).')
   return out
 }
