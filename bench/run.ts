@@ -16,7 +16,7 @@
  *
  * Where the parts live: options.ts (arguments), launch.ts (a server process, shared with the HTTP
  * suite), embedded-postgres.ts, processes.ts (servers, cleanup, /proc), load.ts (wrk,
- * constant rate), measure.ts (one row), ladder.ts + ladder-server.ts, bodies.ts,
+ * constant rate), measure.ts (one row), floor.ts (the client's floor), ladder.ts + ladder-server.ts, bodies.ts,
  * postgres.ts, scale.ts, goals.ts (targets, PASS/MISS), report.ts (tables).
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
