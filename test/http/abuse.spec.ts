@@ -214,17 +214,24 @@ test.describe('header floods are refused: by the runtime parser (plain 431/400) 
 
 test.describe('pipelined requests', () => {
   test('a search, a policy issue and a search pipelined on one connection are each answered, in order', async ({ baseURL }) => {
-    // Why writes commit within the microtask turn and are never batched across turns: Bun drops every
-    // request pipelined behind an answer still pending at the end of a turn (bench/README.md, "Where
-    // issue and modify are blocked"). On a database server (pg) answers wait on real I/O, so Bun
-    // answers both or neither (README, "Reliability"); in simulation on SQLite, and elsewhere, all three.
+    // Why writes commit within the microtask turn and are never batched across turns: Bun drops the
+    // pending answer and every request pipelined behind it when an answer is still pending at the end
+    // of a turn (bench/README.md, "Where issue and modify are blocked"). Through the insurer (uat) or
+    // on PostgreSQL (pg) answers wait on real I/O, so there Bun answers all three or none
+    // (docs/operations.md, "Known limit"); in simulation on SQLite, and on Deno and Node, all three.
     const { network, cookie, body, plans } = await openSession(baseURL!)
     const head = (path: string, text: string) => rawHead(path, { ...json, 'Content-Length': Buffer.byteLength(text), 'X-Forwarded-For': network, Cookie: `sbx_session=${cookie}` }) + text
     const search = head(API.search, JSON.stringify(body))
     const issue = head(API.issue, JSON.stringify({ plan_id: plans[0].plan_id, trip: body.trip, travellers: body.travellers }))
     const result = await rawExchange(portOf(baseURL!), [search + issue + search], { deadlineMs: 5_000, responses: 3 })
     const seen = `${result.ended}: ${result.bytes.toString('latin1').slice(0, 300)}`
-    if (currentTarget() === 'pg' && result.responses.length === 0) return expect(result.bytes.length, seen).toBe(0)
+    expect(result.ended, seen).not.toBe('deadline')
+    if (['uat', 'pg'].includes(currentTarget()) && result.responses.length === 0) {
+      expect(result.bytes.length, seen).toBe(0)
+      // None at all is Bun's limit, not a server gone: the session still searches.
+      await expectOk(await call(baseURL!, API.search, { body, cookie, network }))
+      return
+    }
     expect(result.responses.map((answer) => answer.status), seen).toEqual([200, 200, 200])
     const [first, issued, last] = result.responses.map((answer) => JSON.parse(answer.text))
     expect(first.data.plans.length).toBeGreaterThan(0)
