@@ -47,6 +47,7 @@ describe('clientAddress', () => {
     expect(clientAddress(request('203.0.113.9, 1.2.3.4:5678'), peer, 1)).toBe(PEER)
     expect(clientAddress(request('999.1.1.1'), peer, 1)).toBe(PEER)
     expect(clientAddress(request('garbage, 192.168.0.2'), peer, 2)).toBe(PEER)
+    expect(clientAddress(request(), () => undefined, 1)).toBe('unknown')
   })
 })
 
