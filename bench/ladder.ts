@@ -6,8 +6,9 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { withFloor } from './floor'
 import { DATES } from './load'
-import { measure, type Bench, type Row } from './measure'
+import { measure, searchAnswerFile, type Bench, type Row } from './measure'
 import { BUN } from './processes'
 import type { Rung } from './ladder-server'
 
@@ -22,9 +23,6 @@ export const LADDER: { key: string; rung: Rung | 'raw' | 'sandbox'; adds: string
   { key: 'L6', rung: 'handler', adds: '+ handler (pricing, quotes recorded) and success envelope' },
   { key: 'L7', rung: 'sandbox', adds: '+ answer schema check and log line = the sandbox (src/server.bun.ts)' },
 ]
-
-/** Where the captured plan-search answer is kept for the run. */
-export const searchAnswerFile = (bench: Bench) => join(bench.harness.work, 'search-answer.json')
 
 /** One real plan-search answer, for the lower rungs to send back. */
 async function captureSearchAnswer(bench: Bench, sandbox: string[]): Promise<string> {
@@ -52,7 +50,8 @@ export async function runLadder(bench: Bench, sandbox: string[], sandboxLabel: s
   for (const { key, rung, adds } of LADDER) {
     const row: Row = { key, label: adds, server: rung === 'sandbox' ? sandboxLabel : rung === 'raw' ? 'bench/raw-server.ts' : `ladder-server ${rung}`, mode: 'search' }
     const command = rung === 'sandbox' ? sandbox : [BUN, join(import.meta.dir, rung === 'raw' ? 'raw-server.ts' : 'ladder-server.ts')]
-    rows.push(await measure(bench, row, command, { BENCH_BODY_FILE: answer, BENCH_RUNG: rung }, rung === 'sandbox'))
+    const measured = await measure(bench, row, command, { BENCH_BODY_FILE: answer, BENCH_RUNG: rung }, rung === 'sandbox')
+    rows.push(rung === 'sandbox' ? await withFloor(bench, measured) : measured)
   }
   return rows
 }

@@ -1,4 +1,5 @@
 /** @module One measured row: a server started, warmed up, loaded by wrk, optionally at half its rate, stopped. */
+import { join } from 'node:path'
 import { constantRate, unexpected, wrk, type Mode, type RateResult, type WrkResult } from './load'
 import type { Options } from './options'
 import type { Harness } from './processes'
@@ -26,6 +27,9 @@ export interface Bench {
   options: Options
   log(line: string): void
 }
+
+/** Where the run keeps a real plan-search answer: the ladder writes it, its lower rungs and the floors send it. */
+export const searchAnswerFile = (bench: Bench) => join(bench.harness.work, 'search-answer.json')
 
 /** Starts the row's server, measures it, stops it; a failure is kept in the row, not thrown. */
 export async function measure(bench: Bench, row: Row, command: string[], env: Record<string, string> = {}, halfRate = false): Promise<Row> {

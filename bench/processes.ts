@@ -44,6 +44,8 @@ export function openHarness() {
   /** Every process started here that has not ended yet. */
   const live = new Set<number>()
   const work = mkdtempSync(join(tmpdir(), 'sandbox-bench-'))
+  /** Directories made elsewhere (tmpfs), removed with `work`, also when the run is interrupted. */
+  const scratch: string[] = []
   let cleanedUp = false
 
   function cleanup() {
@@ -53,7 +55,14 @@ export function openHarness() {
       for (const child of childPids(pid)) killQuietly(child, 'SIGKILL')
       killQuietly(pid, 'SIGKILL')
     }
-    rmSync(work, { recursive: true, force: true })
+    for (const dir of [work, ...scratch]) rmSync(dir, { recursive: true, force: true })
+  }
+
+  /** A fresh directory under `base` (say /dev/shm) that cleanup removes. */
+  function scratchDir(base: string): string {
+    const dir = mkdtempSync(join(base, 'sandbox-bench-'))
+    scratch.push(dir)
+    return dir
   }
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
@@ -114,7 +123,7 @@ export function openHarness() {
     }
   }
 
-  return { work, spawn, startServer, cleanup }
+  return { work, scratchDir, spawn, startServer, cleanup }
 }
 
 export function killQuietly(pid: number, signal: NodeJS.Signals) {

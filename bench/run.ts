@@ -19,10 +19,10 @@
  * constant rate), measure.ts (one row), floor.ts (the client's floor), ladder.ts + ladder-server.ts, bodies.ts,
  * postgres.ts, scale.ts, goals.ts (targets, PASS/MISS), report.ts (tables).
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { bodyCost } from './bodies'
-import { addClientFloors } from './floor'
+import { withFloor } from './floor'
 import type { Results } from './goals'
 import { runLadder } from './ladder'
 import { isBuilt, runtimeCommand } from './launch'
@@ -42,13 +42,17 @@ function sandboxCommand(options: Options): string[] {
 }
 
 /**
- * The c0 and d0 rows: the same path with its database on tmpfs, so that a missed share tells what
- * the disk's writes cost from what the rest of the path does. Not `:memory:`: there SQLite's commit
- * grows with the database (3.5 µs at 20,000 rows, 48 µs at 100,000; bench/README.md).
+ * The c0 and d0 rows: the same path with its database on tmpfs, so that a missed share tells the
+ * disk's part from the rest of the path's. Not `:memory:`: there SQLite's commit grows with the
+ * database (3.5 µs at 20,000 rows, 48 µs at 100,000; bench/README.md).
  */
 async function onTmpfs(bench: Bench, sandbox: string[], row: Row): Promise<Row> {
-  if (!existsSync('/dev/shm')) return { ...row, skipped: 'no /dev/shm' }
-  const dir = mkdtempSync(join('/dev/shm', 'sandbox-bench-'))
+  let dir: string
+  try {
+    dir = bench.harness.scratchDir('/dev/shm')
+  } catch (error) {
+    return { ...row, skipped: `no tmpfs: ${String(error).split('\n')[0]}` }
+  }
   try {
     return await measure(bench, row, sandbox, { SANDBOX_DB_PATH: join(dir, `${row.key}.db`) })
   } finally {
@@ -60,9 +64,9 @@ async function onTmpfs(bench: Bench, sandbox: string[], row: Row): Promise<Row> 
 async function runPaths(bench: Bench, sandbox: string[], label: string): Promise<Row[]> {
   const { options } = bench
   const rows: Row[] = []
-  if (wanted(options, 'c')) rows.push(await measure(bench, { key: 'c', label: 'policy issue', server: label, mode: 'issue' }, sandbox, {}, true))
+  if (wanted(options, 'c')) rows.push(await withFloor(bench, await measure(bench, { key: 'c', label: 'policy issue', server: label, mode: 'issue' }, sandbox, {}, true)))
   if (wanted(options, 'c')) rows.push(await onTmpfs(bench, sandbox, { key: 'c0', label: 'policy issue, database on tmpfs (no disk)', server: label, mode: 'issue' }))
-  if (wanted(options, 'd')) rows.push(await measure(bench, { key: 'd', label: 'modify (extend/shorten, 20 per policy)', server: label, mode: 'modify' }, sandbox, {}, true))
+  if (wanted(options, 'd')) rows.push(await withFloor(bench, await measure(bench, { key: 'd', label: 'modify (extend/shorten, 20 per policy)', server: label, mode: 'modify' }, sandbox, {}, true)))
   if (wanted(options, 'd')) rows.push(await onTmpfs(bench, sandbox, { key: 'd0', label: 'modify, database on tmpfs (no disk)', server: label, mode: 'modify' }))
   if (wanted(options, 'e')) rows.push(await measure(bench, { key: 'e', label: '429 path (limit 30, one network)', server: label, mode: 'limited' }, sandbox, { SANDBOX_RATE_LIMIT: '30' }))
   if (!wanted(options, 'f')) return rows
@@ -87,12 +91,9 @@ async function main(options: Options): Promise<void> {
   bench.log(`bench: ${options.duration} s runs, ${options.warmup} s warm-up, ${options.connections} connections; ` +
     `${PIN ? 'server on core 1, load on core 0 (taskset)' : 'no pinning'}; load average ${start}`)
   try {
-    const ladder = wanted(options, 'ladder') ? await runLadder(bench, sandbox, label) : []
-    const paths = await runPaths(bench, sandbox, label)
-    await addClientFloors(bench, [...ladder, ...paths])
     const results: Results = {
-      ladder,
-      paths,
+      ladder: wanted(options, 'ladder') ? await runLadder(bench, sandbox, label) : [],
+      paths: await runPaths(bench, sandbox, label),
       bodies: wanted(options, 'g') ? await bodyCost(bench, sandbox) : null,
       postgres: wanted(options, 'pg') ? await runPostgres(bench, sandbox) : null,
       scale: wanted(options, 'scale') ? await runScale({
