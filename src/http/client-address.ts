@@ -9,12 +9,21 @@ export function clientAddress(request: Request, peer: () => string | undefined, 
     const forwarded = (request.headers.get('x-forwarded-for') ?? '').split(',').map((entry) => entry.trim()).filter(Boolean)
     // With N trusted proxies the Nth entry from the right is the last one a trusted proxy wrote; with
     // fewer entries than that, none of them can be trusted.
-    const candidate = forwarded.length >= trustProxy ? forwarded.at(-trustProxy) : undefined
-    if (candidate && isIP(candidate)) return candidate
+    const candidate = forwarded.length >= trustProxy ? entryAddress(forwarded.at(-trustProxy)!) : undefined
+    if (candidate) return candidate
   }
   // Asked only when needed: the runtime's lookup of the socket's peer (Bun's `requestIP`) was 4% of
   // a refused (429) call's CPU behind a trusted proxy, where it goes unused (Bun's CPU profile).
   return peer() ?? 'unknown'
+}
+
+/**
+ * An `X-Forwarded-For` entry's address, also where a load balancer wrote its port or brackets
+ * (`203.0.113.7:41234`, `[2001:db8::7]:443`, `[2001:db8::7]`); undefined when it holds none.
+ */
+function entryAddress(entry: string): string | undefined {
+  const [, address = entry] = /^\[([^\]]*)\](?::\d{1,5})?$/.exec(entry) ?? /^([\d.]+):\d{1,5}$/.exec(entry) ?? []
+  return isIP(address) ? address : undefined
 }
 
 /** The rate-limit network: an IPv4 address (also when IPv4-mapped), or an IPv6 address's /64. */

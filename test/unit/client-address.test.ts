@@ -40,11 +40,23 @@ describe('clientAddress', () => {
     expect(clientAddress(request('spoofed, 2001:db8::7, 192.168.0.2'), peer, 2)).toBe('2001:db8::7')
   })
 
+  test('an entry with a port or brackets, as some load balancers write it, is read as its address', () => {
+    expect(clientAddress(request('203.0.113.9:41234'), peer, 1)).toBe('203.0.113.9')
+    expect(clientAddress(request('[2001:db8::7]:443'), peer, 1)).toBe('2001:db8::7')
+    expect(clientAddress(request('[2001:db8::7]'), peer, 1)).toBe('2001:db8::7')
+    expect(clientAddress(request('1.1.1.1:80, 203.0.113.9:41234'), peer, 1)).toBe('203.0.113.9')
+    // Two clients behind one proxy stay two networks.
+    expect(networkOf(clientAddress(request('203.0.113.9:1'), peer, 1))).not.toBe(networkOf(clientAddress(request('203.0.113.10:1'), peer, 1)))
+  })
+
   test('a missing header or an invalid chosen entry falls back to the peer', () => {
     expect(clientAddress(request(), peer, 1)).toBe(PEER)
     expect(clientAddress(request(''), peer, 1)).toBe(PEER)
     expect(clientAddress(request('203.0.113.9, not-an-ip'), peer, 1)).toBe(PEER)
-    expect(clientAddress(request('203.0.113.9, 1.2.3.4:5678'), peer, 1)).toBe(PEER)
+    expect(clientAddress(request('203.0.113.9, 1.2.3.4:567890'), peer, 1)).toBe(PEER)
+    expect(clientAddress(request('[203.0.113.9'), peer, 1)).toBe(PEER)
+    expect(clientAddress(request('[not-an-ip]:80'), peer, 1)).toBe(PEER)
+    expect(clientAddress(request('2001:db8::7:443'), peer, 1)).toBe('2001:db8::7:443') // a bare IPv6 address, not one with a port
     expect(clientAddress(request('999.1.1.1'), peer, 1)).toBe(PEER)
     expect(clientAddress(request('garbage, 192.168.0.2'), peer, 2)).toBe(PEER)
     expect(clientAddress(request(), () => undefined, 1)).toBe('unknown')
