@@ -25,7 +25,9 @@ export interface Config {
   uat: UatConfig | null
   /**
    * Where webhooks may deliver: `any` address (a partner's own machine or CI, loopback included) or
-   * only `public` ones (hosted). By default `public` with a shared database (a hosted deployment), else `any`.
+   * only `public` ones (hosted). By default `any` only for a sandbox listening on loopback alone with
+   * its own embedded file: one that others can reach could otherwise be made to call into the
+   * network it runs in.
    */
   webhookTargets: 'any' | 'public'
 }
@@ -133,6 +135,12 @@ const databaseUrlRule: Rule<string> = {
   },
 }
 
+/** A host that only this machine can reach: `localhost` (and its subdomains), 127.0.0.0/8, `::1`. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase()
+  return name === 'localhost' || name.endsWith('.localhost') || name === '::1' || (isIP(name) === 4 && name.startsWith('127.'))
+}
+
 const unset = <Value>(rule: Rule<Value>): Rule<Value | null> => rule
 
 /** Every variable, in the order `--help` and the docs list them. */
@@ -175,8 +183,10 @@ export const SETTINGS = {
     name: 'SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS', rule: wholeNumber(1, 3600), fallback: 30, help: 'how long the breaker stays open before a trial call, in seconds',
   },
   webhookTargets: {
-    name: 'SANDBOX_WEBHOOK_TARGETS', rule: oneOf(['any', 'public']), fallback: (config: Partial<Config>) => (config.databaseUrl ? 'public' : 'any'),
-    shown: 'public with SANDBOX_DATABASE_URL, else any', help: 'where webhooks may deliver: any address (loopback included) or only public ones',
+    name: 'SANDBOX_WEBHOOK_TARGETS', rule: oneOf(['any', 'public']),
+    fallback: (config: Partial<Config>) => (isLoopbackHost(config.host!) && !config.databaseUrl ? 'any' : 'public'),
+    shown: 'any when HOST is loopback and SANDBOX_DATABASE_URL unset, else public',
+    help: 'where webhooks may deliver: any address (loopback included) or only public ones',
     more: '([below](#webhooks-on-a-hosted-sandbox))',
   },
 } satisfies Record<string, Setting<any>>

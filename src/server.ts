@@ -74,6 +74,11 @@ function createFolders(folder: string): void {
   for (const at of missing) mkdirSync(at)
 }
 
+/** Where webhooks go, as the start-up line says it: and how to change it. */
+const webhookTargets = (config: Config) => config.webhookTargets === 'any'
+  ? 'any address, this machine included (SANDBOX_WEBHOOK_TARGETS=public for public ones only)'
+  : 'public addresses only (SANDBOX_WEBHOOK_TARGETS=any, or HOST=127.0.0.1, to deliver to this machine too)'
+
 /** Message for a failure to listen; also used by entries whose server reports it later (Node). */
 export const listenFailure = (config: Config, error: unknown) =>
   `cannot listen on ${config.host}:${config.port} (HOST, PORT): ${reason(error)}`
@@ -137,7 +142,7 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
   const app = createApp(services, runtime)
   const server = serveOrExit(() => runtime.serve(app, config), config)
   const address = openableAddress(config, server.url)
-  log({ level: 'info', msg: 'listening', url: `${address}/`, docs: `${address}${DOCS_PATH}`, db: describeStorage(config) })
+  log({ level: 'info', msg: 'listening', url: `${address}/`, docs: `${address}${DOCS_PATH}`, db: describeStorage(config), webhooks: webhookTargets(config) })
 
   let sweeping = false
   const sweepTimer = setInterval(async () => {
