@@ -6,11 +6,17 @@ import { isoTimestamp } from './dates'
 export const EVENT_TYPES = ['policy.issued', 'policy.endorsed', 'policy.cancelled', 'document.ready', 'webhook.test'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
+/**
+ * The events' format, in every body: 2 since 2026-11-26, when policy events stopped carrying the
+ * policy's whole history (docs/api.md#events-and-webhooks).
+ */
+export const EVENT_VERSION = 2
+
 /** The form of an event's id. */
 export const EVENT_ID = /^evt_[0-9a-f]{20}$/
 
 /** An event of `session`, happening at `at`; its body is what is delivered and listed, byte for byte. */
 export function newEvent(session: { id: number; ref: string }, type: EventType, data: unknown, at: number) {
   const ref = `evt_${randomBytes(10).toString('hex')}`
-  return { ref, sessionId: session.id, type, at, body: JSON.stringify({ id: ref, type, created_at: isoTimestamp(at), session_ref: session.ref, data }) }
+  return { ref, sessionId: session.id, type, at, body: JSON.stringify({ id: ref, type, version: EVENT_VERSION, created_at: isoTimestamp(at), session_ref: session.ref, data }) }
 }

@@ -1,8 +1,8 @@
 /** @module Schemas of events (as delivered and as listed), the events list, the webhook endpoint and a resend. */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { EVENT_ID, EVENT_TYPES } from '../../domain/events'
-import { ReadData } from '../policies/model'
+import { EVENT_ID, EVENT_TYPES, EVENT_VERSION } from '../../domain/events'
+import { PolicyEventData } from '../policies/model'
 
 const Timestamp = t.String({ format: 'date-time' })
 const EventId = t.String({ pattern: EVENT_ID.source, description: 'The event\'s id: a resend delivers the same id again, so receivers can drop repeats.' })
@@ -11,10 +11,12 @@ const EventId = t.String({ pattern: EVENT_ID.source, description: 'The event\'s 
 export const EventBody = t.Object({
   id: EventId,
   type: t.UnionEnum(EVENT_TYPES),
+  version: t.Literal(EVENT_VERSION, { description: 'The format of events: 2 since 2026-11-26, when policy events stopped carrying every endorsement.' }),
   created_at: t.String({ format: 'date-time', description: 'When it happened (for `document.ready`, when the certificate became ready).' }),
   session_ref: t.String({ description: 'The session whose change this reports.' }),
-  data: t.Union([ReadData, t.Object({ message: t.String() })], {
-    description: 'The policy as read-back shows it right after the change; `{ "message" }` for `webhook.test`.',
+  data: t.Union([PolicyEventData, t.Object({ message: t.String() })], {
+    description: 'The policy as read-back shows it right after the change, less its `endorsements` (their count, and in `policy.endorsed` '
+      + 'the one made); `{ "message" }` for `webhook.test`.',
   }),
 }, { description: 'An event, as delivered.' })
 

@@ -139,3 +139,12 @@ export const ReadData = t.Object({
   endorsements: t.Array(EndorsementModel, { description: 'Every endorsement, oldest first.' }),
   cancellation: t.Optional(t.Object({ cancelled_at: Timestamp, refund: RefundModel }, { description: 'Present once the policy is cancelled.' })),
 }, { description: 'The policy as it stands: current trip, partner_reference, status and premium, and its history.' })
+
+const { endorsements: _history, ...currentPolicy } = ReadData.properties
+
+/** A policy as its events carry it (event format 2): without the history, which read-back answers. */
+export const PolicyEventData = t.Object({
+  ...currentPolicy,
+  endorsement_count: Type.Integer({ description: 'How many endorsements the policy has; read-back lists them all.' }),
+  endorsement: t.Optional(t.Object(EndorsementModel.properties, { description: 'In `policy.endorsed`: the endorsement made.' })),
+}, { description: 'The policy as read-back shows it right after the change, without `endorsements`: their number, and in `policy.endorsed` the one made.' })

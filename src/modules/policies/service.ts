@@ -15,7 +15,7 @@ import { sessionEnded } from '../session/service'
 import { checkedKey, commitOnce, earlierAnswer, fingerprint, upstreamKey } from './idempotency'
 import type { CancelRequest, IssueRequest, ModifyRequest } from './model'
 import { refundOf } from './refund'
-import { findPolicy, issuedPayload, policyView, refundView, type PolicyView } from './read'
+import { findPolicy, issuedPayload, policyEventData, policyView, refundView, type PolicyView } from './read'
 import { newEvent, type EventType } from '../../domain/events'
 import { applyScenario, checkScenarioFields, type Correction } from './scenarios'
 
@@ -103,9 +103,9 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
   })
 }
 
-/** The event of a change at `at`, with the policy as read-back shows it then: written in the change's transaction. */
+/** The event of a change at `at`, with the policy as read-back shows it then (less its history): written in the change's transaction. */
 async function recordEvent(stores: Stores, session: Caller['session'], type: EventType, view: PolicyView, at: number) {
-  await stores.events.append(newEvent(session, type, view, at))
+  await stores.events.append(newEvent(session, type, policyEventData(view, type), at))
 }
 
 /**
