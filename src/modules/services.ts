@@ -8,6 +8,7 @@ import { createLog, type Log } from '../log'
 import type { Storage } from '../storage/storage'
 import { loadCatalogue } from './plans/catalogue'
 import { httpInsurer, type InsurerAdapter } from './insurer/adapter'
+import { hostNames } from './events/host-names'
 
 export interface AppDeps {
   storage: Storage
@@ -33,6 +34,8 @@ export function createServices(deps: AppDeps) {
     log,
     catalogue,
     insurer,
+    /** Webhook host names, resolved for registrations and deliveries alike (one memory of failed names). */
+    hostNames: hostNames(config.webhookTargets),
   }
 }
 

@@ -138,6 +138,7 @@ export function listedEvents(rows: EventRow[], queued: Map<number, number | null
 
 export interface DeliveryRow {
   event_id: number
+  session_id: number
   claimed_until: number
   attempts: number
   ref: string
@@ -148,5 +149,5 @@ export interface DeliveryRow {
 }
 
 export function deliveryFromRow(row: DeliveryRow): Delivery {
-  return { eventId: row.event_id, lease: row.claimed_until, attempt: row.attempts + 1, ref: row.ref, type: row.type, body: row.body, webhook: { url: row.url, secret: row.secret } }
+  return { eventId: row.event_id, sessionId: row.session_id, lease: row.claimed_until, attempt: row.attempts + 1, ref: row.ref, type: row.type, body: row.body, webhook: { url: row.url, secret: row.secret } }
 }

@@ -169,9 +169,18 @@ export interface Stores {
   webhooks: WebhookStore
 }
 
+/** How many deliveries to claim, and whose (storage.claimDeliveries). */
+export interface DeliveryClaim {
+  limit: number
+  perSession: number
+  skip: number[]
+}
+
 /** A delivery claimed for one attempt, with its session's endpoint. */
 export interface Delivery {
   eventId: number
+  /** The session whose event it is (one endpoint per session). */
+  sessionId: number
   /** The claim: only its holder reschedules the delivery (a lapsed or re-queued claim records its attempt, nothing more). */
   lease: number
   /** This attempt's number since the event was queued (or queued again by a resend): 1 for the first. */
@@ -235,10 +244,12 @@ export interface Storage extends Stores {
    */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>
   /**
-   * Claims up to `limit` deliveries due at `now` for `leaseMs`: no other process or instance attempts
-   * them until the lease ends (a process that dies mid-attempt leaves them to the others after it).
+   * Claims up to `claim.limit` deliveries due at `now` for `leaseMs`, the longest due first, at most
+   * `claim.perSession` of one session and none of the sessions in `claim.skip`: no other process or
+   * instance attempts them until the lease ends (a process that dies mid-attempt leaves them to the
+   * others after it).
    */
-  claimDeliveries(now: number, leaseMs: number, limit: number): Promise<Delivery[]>
+  claimDeliveries(now: number, leaseMs: number, claim: DeliveryClaim): Promise<Delivery[]>
   /**
    * Records an attempt (numbered after the event's earlier ones) and, while `lease` still holds the
    * delivery, when to try again (null: delivered, or given up). Nothing when the event is gone (swept).

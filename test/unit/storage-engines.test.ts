@@ -211,6 +211,32 @@ for (const name of ['sqlite', 'postgres'] as const) {
       await Promise.all([...new Set([a, b])].map((storage) => storage.close()))
     })
 
+    test('a claim of deliveries takes at most perSession of one session and none of those skipped, the longest due first, each once', async () => {
+      const engine = await freshEngine(name)
+      const [a, b] = await engine.pair()
+      const ids: number[] = []
+      for (let index = 0; index < 3; index++) {
+        const admission = await a.admit({ tokenHash: null, network: `n:198.18.1.${index}`, now: T0, create: () => session(index) })
+        ids.push(admission.kind === 'admitted' ? admission.session!.id : -1)
+      }
+      await a.transaction(async (stores) => {
+        for (const id of ids) await stores.webhooks.set(id, { url: `http://hooks.example/${id}`, secret: 'whsec_x' }, T0)
+        // Session 0 has a backlog of 5, due first; sessions 1 and 2 one each, due later.
+        for (let index = 0; index < 5; index++) await stores.events.append({ ref: `evt_s0_${index}`, sessionId: ids[0]!, type: 'webhook.test', at: T0 + index, body: '{}' })
+        await stores.events.append({ ref: 'evt_s1', sessionId: ids[1]!, type: 'webhook.test', at: T0 + 10, body: '{}' })
+        await stores.events.append({ ref: 'evt_s2', sessionId: ids[2]!, type: 'webhook.test', at: T0 + 11, body: '{}' })
+      })
+      const now = T0 + 1_000
+      const refs = (deliveries: { ref: string }[]) => deliveries.map((delivery) => delivery.ref)
+      expect(refs(await a.claimDeliveries(now, 10_000, { limit: 10, perSession: 2, skip: [ids[2]!] }))).toEqual(['evt_s0_0', 'evt_s0_1', 'evt_s1'])
+      expect(refs(await a.claimDeliveries(now, 10_000, { limit: 1, perSession: 2, skip: [] }))).toEqual(['evt_s0_2'])
+      // What is left is claimed once, whichever storage claims it.
+      const [one, two] = await Promise.all([b.claimDeliveries(now, 10_000, { limit: 10, perSession: 5, skip: [] }), a.claimDeliveries(now, 10_000, { limit: 10, perSession: 5, skip: [] })])
+      expect([...refs(one), ...refs(two)].sort()).toEqual(['evt_s0_3', 'evt_s0_4', 'evt_s2'])
+      expect(one.find((delivery) => delivery.ref === 'evt_s2')?.sessionId ?? two.find((delivery) => delivery.ref === 'evt_s2')?.sessionId).toBe(ids[2])
+      await Promise.all([...new Set([a, b])].map((storage) => storage.close()))
+    })
+
     test('concurrent corrections of one policy through two storages (one on SQLite) get sequences 1 to n', async () => {
       const engine = await freshEngine(name)
       const [a, b] = await engine.pair()

@@ -4,12 +4,22 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { signatureHeader, verifyWebhook } from '../../src/modules/events/signature'
-import { isPublicAddress, postJson, targetProblem } from '../../src/modules/events/outbound'
+import { hostNames, type Targets } from '../../src/modules/events/host-names'
+import { isPublicAddress, postJson as post, targetProblem as problemOf } from '../../src/modules/events/outbound'
 
 const SECRET = 'whsec_0123456789abcdef0123456789abcdef0123456789abcdef'
 const BODY = '{"id":"evt_00000000000000000001","type":"webhook.test"}'
 const NOW = Date.parse('2026-11-25T10:00:00Z')
 const T = NOW / 1000
+
+/** Polls `condition` until it holds (5 s at most). */
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (const end = Date.now() + 5_000; !condition(); await Bun.sleep(20)) if (Date.now() > end) throw new Error('not met within 5 s')
+}
+
+const names = (targets: Targets) => ({ hostNames: hostNames(targets), callers: ['s:1'] })
+const targetProblem = (url: string, targets: Targets) => problemOf(url, targets, names(targets))
+const postJson = (url: string, body: string, headers: Record<string, string>, targets: Targets) => post(url, body, headers, targets, names(targets))
 
 describe('Sandbox-Signature', () => {
   test('is t=<seconds>,v1=<hex HMAC-SHA256 of "t.body">, as Stripe signs', async () => {
@@ -46,7 +56,7 @@ describe('hosted targets', () => {
     expect(await targetProblem('https://93.184.215.14/hooks', 'public')).toBeNull()
     expect(await targetProblem('http://93.184.215.14:80/hooks', 'public')).toBeNull()
     expect(await targetProblem('http://93.184.215.14:8080/hooks', 'public')).toMatch(/port 80 or 443/)
-    for (const url of ['http://127.0.0.1/', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:7f00:1]/']) {
+    for (const url of ['http://127.0.0.1/', 'http://localhost/', 'http://api.localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:7f00:1]/']) {
       expect(await targetProblem(url, 'public'), url).toMatch(/public addresses/)
     }
     expect(await targetProblem('http://127.0.0.1:4000/hooks', 'any')).toBeNull()
@@ -66,7 +76,7 @@ describe('outbound calls', () => {
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as import('node:net').AddressInfo
-    return { url: `http://127.0.0.1:${port}/hooks`, calls, close: () => { server.closeAllConnections(); server.close() } }
+    return { url: `http://127.0.0.1:${port}/hooks`, server, calls, close: () => { server.closeAllConnections(); server.close() } }
   }
 
   test('a redirect is not followed: its status is the outcome', async () => {
@@ -74,6 +84,7 @@ describe('outbound calls', () => {
     try {
       expect(await postJson(target.url, '{}', {}, 'any')).toEqual({ status: 302 })
       expect(target.calls).toEqual(['/hooks'])
+      expect(await postJson(target.url.replace('127.0.0.1', 'localhost'), '{}', {}, 'any')).toEqual({ status: 302 })
     } finally {
       target.close()
     }
@@ -93,12 +104,18 @@ describe('outbound calls', () => {
     }
   })
 
-  test('no answer within 5 s is a timeout', async () => {
+  test('no answer within 5 s is a timeout, and the connection is closed then', async () => {
+    let open = 0
     const target = await serving(() => {})
+    target.server.on('connection', (socket) => {
+      open++
+      socket.on('close', () => open--)
+    })
     try {
       const started = performance.now()
       expect(await postJson(target.url, '{}', {}, 'any')).toEqual({ error: 'timeout' })
       expect(performance.now() - started).toBeGreaterThanOrEqual(4_900)
+      await waitFor(() => open === 0)
     } finally {
       target.close()
     }

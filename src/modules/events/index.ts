@@ -15,7 +15,7 @@ import { listEvents, registerWebhook, resendEvent, sendTestEvent } from './servi
 export function eventRoutes(admission: SessionAdmission, services: Services) {
   return new Elysia({ name: 'event-routes' })
     .use(admission)
-    .post(PATHS.webhook, async ({ sandbox, body }) => success(sandbox, await registerWebhook(services, sandbox.session!, body.url)), {
+    .post(PATHS.webhook, async ({ sandbox, body }) => success(sandbox, await registerWebhook(services, sandbox.session!, sandbox.network, body.url)), {
       body: WebhookBody,
       headers: outcomeHeaders(PATHS.webhook),
       response: responses(WebhookData, []),

@@ -1,17 +1,17 @@
 /**
  * @module Outbound webhook calls, the sandbox's one way of reaching other hosts on a partner's word.
  * With `public` targets (hosted) a URL may name only a public address over HTTP(S) on port 80 or
- * 443; its host name is resolved and every address checked, and the call goes to the checked
- * address itself, so DNS cannot swap in another between check and connect. Everywhere: no redirect
- * is followed, a call ends after 5 s, at most 64 KiB of the answer is read, and only its status
- * is kept.
+ * 443; its host name is resolved (host-names.ts) and every address checked, and the call goes to
+ * the checked address itself, so DNS cannot swap in another between check and connect. Everywhere:
+ * no redirect is followed, one deadline of 5 s covers the whole call, at most 64 KiB of the answer
+ * is read, and only its status is kept.
  */
-import { lookup } from 'node:dns/promises'
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http'
+import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { BlockList, isIP } from 'node:net'
+import { LOOKUP_TIMEOUT_MS, type HostNames, type Targets } from './host-names'
 
-export type Targets = 'any' | 'public'
+export type { Targets }
 
 export const CALL_TIMEOUT_MS = 5_000
 const ANSWER_LIMIT = 64 * 1024
@@ -52,78 +52,102 @@ function mappedIpv4(address: string): string | null {
   return [high >> 8, high & 255, low >> 8, low & 255].join('.')
 }
 
-/** A URL's problem as a webhook target (words for `details`), or where to connect: `public` resolves and checks every address. */
-async function resolveTarget(raw: string, targets: Targets): Promise<{ problem: string } | { url: URL; address: string }> {
+/** Why an attempt had no status when a target is refused: words for `details`, and the attempt's error. */
+type Refusal = { problem: string; error: 'timeout' | 'connection_failed' | 'target_refused' }
+
+const PUBLIC_ONLY = '(this sandbox delivers only to public addresses)'
+
+/**
+ * A URL's problem as a webhook target, or where to connect. `public` resolves the host name and
+ * checks every address; `any` resolves it only when `resolveAny` (a delivery: a registration takes
+ * the name as it is). `deadline` bounds the lookup.
+ */
+async function resolveTarget(
+  raw: string, targets: Targets, names: Names, deadline: AbortSignal, resolveAny: boolean,
+): Promise<Refusal | { url: URL; address: string }> {
   const url = URL.canParse(raw) ? new URL(raw) : null
-  if (!url || !['http:', 'https:'].includes(url.protocol)) return { problem: 'must be an http or https URL' }
-  if (url.username || url.password) return { problem: 'must not carry credentials' }
+  if (!url || !['http:', 'https:'].includes(url.protocol)) return { problem: 'must be an http or https URL', error: 'target_refused' }
+  if (url.username || url.password) return { problem: 'must not carry credentials', error: 'target_refused' }
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (targets === 'any') return { url, address: host }
-  if (url.port !== '' && !['80', '443'].includes(url.port)) return { problem: 'must use port 80 or 443 (this sandbox delivers only to public addresses)' }
-  const address = await publicAddress(host)
-  return address ? { url, address } : { problem: 'must name a host with only public addresses (this sandbox delivers only to public addresses)' }
+  if (targets === 'public' && url.port !== '' && !['80', '443'].includes(url.port)) {
+    return { problem: `must use port 80 or 443 ${PUBLIC_ONLY}`, error: 'target_refused' }
+  }
+  if (targets === 'any' && !resolveAny) return { url, address: host }
+  const found = await names.hostNames.lookup(host, names.callers, deadline)
+  if ('failure' in found) {
+    return found.failure === 'timeout'
+      ? { problem: `must name a host whose DNS answers: no answer within ${LOOKUP_TIMEOUT_MS / 1000} s`, error: 'timeout' }
+      : { problem: 'must name a host that has an address', error: 'connection_failed' }
+  }
+  if (targets === 'public' && !found.addresses.every(isPublicAddress)) {
+    return { problem: `must name a host with only public addresses ${PUBLIC_ONLY}`, error: 'target_refused' }
+  }
+  return { url, address: found.addresses[0]! }
 }
 
-/** The address to connect to when every address of `host` is public, else null. */
-async function publicAddress(host: string): Promise<string | null> {
-  if (isIP(host)) return isPublicAddress(host) ? host : null
-  try {
-    const addresses = await lookup(host, { all: true, verbatim: true })
-    return addresses.length > 0 && addresses.every(({ address }) => isPublicAddress(address)) ? addresses[0]!.address : null
-  } catch {
-    return null
-  }
+/** The resolver and who is asking, for the per-caller turns (host-names.ts). */
+export interface Names {
+  hostNames: HostNames
+  callers: string[]
 }
 
 /** Why a webhook URL cannot be registered (words for `details`), or null. */
-export async function targetProblem(raw: string, targets: Targets): Promise<string | null> {
-  const target = await resolveTarget(raw, targets)
+export async function targetProblem(raw: string, targets: Targets, names: Names): Promise<string | null> {
+  const target = await resolveTarget(raw, targets, names, AbortSignal.timeout(LOOKUP_TIMEOUT_MS), false)
   return 'problem' in target ? target.problem : null
 }
 
 export type CallOutcome = { status: number } | { error: 'timeout' | 'connection_failed' | 'target_refused' }
 
-/** POSTs `body` to `raw`, checking the target again first; never throws. The 5 s include resolving the host name. */
-export function postJson(raw: string, body: string, headers: Record<string, string>, targets: Targets): Promise<CallOutcome> {
-  let call: ClientRequest | undefined
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timedOut = new Promise<CallOutcome>((resolve) => {
-    timer = setTimeout(() => {
-      call?.destroy()
-      resolve({ error: 'timeout' })
-    }, CALL_TIMEOUT_MS)
-  })
-  const attempt = resolveTarget(raw, targets).then((target) => {
-    if ('problem' in target) return { error: 'target_refused' as const }
-    return new Promise<CallOutcome>((resolve) => {
-      call = send(target.url, target.address, body, headers, resolve)
-    })
-  })
-  return Promise.race([attempt, timedOut]).finally(() => clearTimeout(timer))
+/**
+ * POSTs `body` to `raw`, checking the target again first; never throws. One deadline of 5 s covers
+ * resolving the host name, connecting, sending and the whole answer: a call whose deadline passed
+ * while its name was resolving is never sent, and one out when it passes is closed.
+ */
+export async function postJson(raw: string, body: string, headers: Record<string, string>, targets: Targets, names: Names): Promise<CallOutcome> {
+  const deadline = AbortSignal.timeout(CALL_TIMEOUT_MS)
+  const target = await resolveTarget(raw, targets, names, deadline, true)
+  if (deadline.aborted) return { error: 'timeout' }
+  if ('problem' in target) return { error: target.error }
+  return send(target.url, target.address, body, headers, deadline)
 }
 
-/** One POST to `address` (the checked one) in the URL's name; at most 64 KiB of the answer is read. */
-function send(url: URL, address: string, body: string, headers: Record<string, string>, done: (outcome: CallOutcome) => void): ClientRequest {
+/** One POST to `address` (the checked one) in the URL's name, on a connection of its own; at most 64 KiB of the answer is read. */
+function send(url: URL, address: string, body: string, headers: Record<string, string>, deadline: AbortSignal): Promise<CallOutcome> {
   const https = url.protocol === 'https:'
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  const call = (https ? httpsRequest : httpRequest)({
-    host: address,
-    // TLS checks the certificate against the name, not the address connected to.
-    servername: https && !isIP(host) ? host : undefined,
-    port: url.port || (https ? 443 : 80),
-    path: `${url.pathname}${url.search}`,
-    method: 'POST',
-    headers: { ...headers, host: url.host, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-  }, (answer: IncomingMessage) => {
-    let read = 0
-    answer.on('data', (chunk: Buffer) => {
-      read += chunk.length
-      if (read > ANSWER_LIMIT) answer.destroy()
+  return new Promise((resolve) => {
+    const call = (https ? httpsRequest : httpRequest)({
+      host: address,
+      // TLS checks the certificate against the name, not the address connected to.
+      servername: https && !isIP(host) ? host : undefined,
+      port: url.port || (https ? 443 : 80),
+      path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      // No keep-alive: the connection closes with the answer, not some time after it.
+      agent: false,
+      headers: { ...headers, host: url.host, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+    }, (answer: IncomingMessage) => {
+      let read = 0
+      answer.on('data', (chunk: Buffer) => {
+        read += chunk.length
+        if (read > ANSWER_LIMIT) done({ status: answer.statusCode ?? 0 })
+      })
+      answer.on('end', () => done({ status: answer.statusCode ?? 0 }))
+      answer.on('close', () => done({ status: answer.statusCode ?? 0 }))
+      answer.on('error', () => done({ status: answer.statusCode ?? 0 }))
     })
-    answer.on('close', () => done({ status: answer.statusCode ?? 0 }))
-    answer.on('error', () => done({ status: answer.statusCode ?? 0 }))
+    const expire = () => done({ error: 'timeout' })
+    let settled = false
+    function done(outcome: CallOutcome): void {
+      if (settled) return
+      settled = true
+      deadline.removeEventListener('abort', expire)
+      call.destroy()
+      resolve(outcome)
+    }
+    deadline.addEventListener('abort', expire, { once: true })
+    call.on('error', () => done({ error: 'connection_failed' }))
+    call.end(body)
   })
-  call.on('error', () => done({ error: 'connection_failed' }))
-  call.end(body)
-  return call
 }

@@ -17,7 +17,7 @@ import { targetProblem } from './outbound'
 const PAGE = 100
 export const TEST_MESSAGE = 'A test event from the travel protection sandbox.'
 
-type Deps = Pick<Services, 'storage' | 'clock' | 'config'>
+type Deps = Pick<Services, 'storage' | 'clock' | 'config' | 'hostNames'>
 type Session = { id: number; ref: string }
 
 /** The session's events after the cursor, in recorded order, up to the first that has not happened yet (storage.ts). */
@@ -50,8 +50,9 @@ function eventView(event: ListedEvent): ListedEventView {
  * Registers (or replaces, with a new secret) the session's endpoint, or removes it (`null`, which
  * drops the deliveries still pending). The secret is answered this once.
  */
-export async function registerWebhook(services: Deps, session: Session, url: string | null) {
-  const problem = url === null ? null : await targetProblem(url, services.config.webhookTargets)
+export async function registerWebhook(services: Deps, session: Session, network: string, url: string | null) {
+  const names = { hostNames: services.hostNames, callers: [`s:${session.id}`, network] }
+  const problem = url === null ? null : await targetProblem(url, services.config.webhookTargets, names)
   if (problem) throwIfInvalid([{ field: 'url', issue: problem }])
   const secret = url === null ? undefined : `whsec_${randomBytes(24).toString('hex')}`
   const now = services.clock()

@@ -75,7 +75,7 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
 
     transaction: (work) => guarded(() => inTransaction(sql, (connection) => work(postgresStores(connection, true)))),
 
-    claimDeliveries: (now, leaseMs, limit) => guarded(() => deliveries.claim(now, leaseMs, limit)),
+    claimDeliveries: (now, leaseMs, claim) => guarded(() => deliveries.claim(now, leaseMs, claim)),
 
     recordAttempt: (eventId, lease, attempt, nextAt) => guarded(() => deliveries.record(eventId, lease, attempt, nextAt)),
 

@@ -5,7 +5,7 @@
  */
 import type { Sql } from 'postgres'
 import { deliveryFromRow, eventFromRow, listedEvents, type AttemptRow, type DeliveryRow, type EventRow } from '../rows'
-import type { AttemptRecord, Delivery, EventStore, Webhook, WebhookStore } from '../storage'
+import type { AttemptRecord, Delivery, DeliveryClaim, EventStore, Webhook, WebhookStore } from '../storage'
 import { inTransaction, rowLock, type Queryable } from './driver'
 
 export function eventStore(sql: Queryable, locking: boolean): EventStore {
@@ -71,17 +71,24 @@ export function webhookStore(sql: Queryable, locking: boolean): WebhookStore {
 /** Claiming deliveries and recording attempts: a claimed row is skipped by every other instance until its lease ends. */
 export function deliveryQueue(sql: Sql<any>) {
   return {
-    async claim(now: number, leaseMs: number, limit: number): Promise<Delivery[]> {
-      // Joined before the limit: a row whose endpoint is gone is never claimed, so it cannot hold a place.
+    async claim(now: number, leaseMs: number, { limit, perSession, skip }: DeliveryClaim): Promise<Delivery[]> {
+      // Joined before the limit: a row whose endpoint is gone is never claimed, so it cannot hold a
+      // place. Numbered within each session first (a window and FOR UPDATE cannot share a SELECT),
+      // so that one session's backlog takes at most its share of a claim.
       const rows = await sql<DeliveryRow[]>`
-        WITH due AS (
-          SELECT d.event_id, e.ref, e.type, e.body, w.url, w.secret
+        WITH ranked AS (
+          SELECT d.event_id, ROW_NUMBER() OVER (PARTITION BY e.session_id ORDER BY d.next_at, d.event_id) AS place
           FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.session_id = e.session_id
-          WHERE d.next_at <= ${now} AND d.claimed_until <= ${now}
-          ORDER BY d.next_at LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
+          WHERE d.next_at <= ${now} AND d.claimed_until <= ${now} AND NOT (e.session_id = ANY(${skip}::bigint[]))),
+        due AS (
+          SELECT d.event_id, e.session_id, e.ref, e.type, e.body, w.url, w.secret
+          FROM deliveries d JOIN ranked r ON r.event_id = d.event_id JOIN events e ON e.id = d.event_id
+            JOIN webhooks w ON w.session_id = e.session_id
+          WHERE r.place <= ${perSession} AND d.next_at <= ${now} AND d.claimed_until <= ${now}
+          ORDER BY d.next_at, d.event_id LIMIT ${limit} FOR UPDATE OF d SKIP LOCKED)
         UPDATE deliveries d SET claimed_until = ${now + leaseMs}
         FROM due WHERE d.event_id = due.event_id
-        RETURNING d.event_id, d.claimed_until, d.attempts, due.ref, due.type, due.body, due.url, due.secret`
+        RETURNING d.event_id, due.session_id, d.claimed_until, d.attempts, due.ref, due.type, due.body, due.url, due.secret`
       return rows.map(deliveryFromRow)
     },
     record: (eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null) => inTransaction(sql, async (tx) => {

@@ -133,7 +133,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
 
     transaction: (work) => driver.groupCommit({ work: member(work) }),
 
-    claimDeliveries: (now, leaseMs, limit) => inTurn(() => deliveries.claim(now, leaseMs, limit)),
+    claimDeliveries: (now, leaseMs, claim) => inTurn(() => deliveries.claim(now, leaseMs, claim)),
 
     recordAttempt: (eventId, lease, attempt, nextAt) => inTurn(() => deliveries.record(eventId, lease, attempt, nextAt)),
 
