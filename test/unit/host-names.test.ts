@@ -93,3 +93,54 @@ describe('host names', () => {
     expect(await again).toEqual(OK)
   })
 })
+
+describe('host names that fail', () => {
+  test('a lookup that throws or rejects answers timeout, is forgotten, and the name can be asked again later', async () => {
+    let now = 0
+    let calls = 0
+    const names = hostNames('public', {
+      clock: () => now,
+      ask: (host) => {
+        calls++
+        if (host === 'throws.test') throw new Error('resolver broke')
+        return Promise.reject(new Error('resolver broke'))
+      },
+    })
+    expect(await names.lookup('throws.test', ['s:1'], never())).toEqual({ failure: 'timeout' })
+    expect(await names.lookup('rejects.test', ['s:1'], never())).toEqual({ failure: 'timeout' })
+    // The caller's turns were given back: PER_CALLER more lookups go through at once.
+    now += FAILURE_MEMORY_MS
+    const again = await Promise.all(Array.from({ length: PER_CALLER }, () => names.lookup('rejects.test', ['s:1'], AbortSignal.timeout(1_000))))
+    expect(again).toEqual(Array(PER_CALLER).fill({ failure: 'timeout' }))
+    expect(calls).toBe(3)
+  })
+
+  test('a caller forgotten while a lookup waited for its session\'s turn still limits its network', async () => {
+    const dns = standIn()
+    const names = hostNames('public', { ask: dns.ask })
+    // Session 1 is busy; a third lookup of it waits for the session's turn, not yet the network's.
+    void names.lookup('a.test', ['s:1', 'n:1'], never())
+    void names.lookup('b.test', ['s:1', 'n:2'], never())
+    const waiting = names.lookup('c.test', ['s:1', 'n:3'], never())
+    await settle()
+    // Network 3 is used and left by others meanwhile (and forgotten when idle).
+    for (const host of ['d.test', 'e.test']) {
+      const other = names.lookup(host, ['s:9', 'n:3'], never())
+      await settle()
+      dns.answer(host, OK)
+      await other
+    }
+    // Network 3 now busy with two others; when session 1's turn comes, c.test must wait for network 3.
+    void names.lookup('f.test', ['s:7', 'n:3'], never())
+    void names.lookup('g.test', ['s:8', 'n:3'], never())
+    await settle()
+    dns.answer('a.test', OK)
+    await settle()
+    expect(dns.asked).not.toContain('c.test')
+    dns.answer('f.test', OK)
+    await settle()
+    expect(dns.asked).toContain('c.test')
+    dns.answer('c.test', OK)
+    expect(await waiting).toEqual(OK)
+  })
+})

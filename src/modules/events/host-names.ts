@@ -5,7 +5,7 @@
  *   insurer's and the database's host names share; its queries are cancelled at LOOKUP_TIMEOUT_MS.
  * - Any target (one's own machine): the system's resolver, so that names resolve as the machine
  *   resolves them (/etc/hosts included), one lookup at a time, so that it holds at most one of those
- *   threads, within the same time-out.
+ *   threads; a lookup waits LOOKUP_TIMEOUT_MS at most for its turn and as long again for its answer.
  * - Everywhere: at most PER_CALLER lookups in flight per caller (a session, a network), later ones
  *   waiting their turn within their own deadline; one lookup in flight per name, shared by whoever
  *   asks for it meanwhile; a name that failed answers that failure for FAILURE_MEMORY_MS without
@@ -20,7 +20,8 @@ export type Targets = 'any' | 'public'
 export type Lookup = { addresses: string[] } | { failure: 'timeout' | 'not_found' }
 
 export const LOOKUP_TIMEOUT_MS = 3_000
-export const FAILURE_MEMORY_MS = 15_000
+/** Long enough to spare DNS a name's repeats (a delivery's next attempt 1 s later), short enough not to cost the one after. */
+export const FAILURE_MEMORY_MS = 5_000
 export const PER_CALLER = 2
 /** Past this many remembered failures the expired ones are forgotten, then the oldest. */
 const MEMORY_LIMIT = 10_000
@@ -60,15 +61,18 @@ export function hostNames(targets: Targets, options: HostNamesOptions = {}): Hos
     failed.set(host, { failure: answer.failure, until: clock() + FAILURE_MEMORY_MS })
   }
 
-  /** The one lookup of `host` in flight, started if none is. */
+  /** The one lookup of `host` in flight, started if none is; never rejects (a lookup that throws did not answer). */
   function ask(host: string): Promise<Lookup> {
     let answer = asking.get(host)
     if (!answer) {
-      answer = askName(host).then((result) => {
-        asking.delete(host)
-        remember(host, result)
-        return result
-      })
+      answer = Promise.resolve()
+        .then(() => askName(host))
+        .catch((): Lookup => ({ failure: 'timeout' }))
+        .then((result) => {
+          remember(host, result)
+          return result
+        })
+        .finally(() => asking.delete(host))
       asking.set(host, answer)
     }
     return answer
@@ -82,10 +86,12 @@ export function hostNames(targets: Targets, options: HostNamesOptions = {}): Hos
       if (name === 'localhost' || name.endsWith('.localhost')) return { addresses: ['127.0.0.1', '::1'] }
       const memory = failed.get(name)
       if (memory && memory.until > clock()) return { failure: memory.failure }
-      const held = callers.map((caller) => turnsOf(turns, caller))
       const taken: Turns[] = []
       try {
-        for (const callerTurns of held) {
+        // Always a session's turn before its network's, so that no two lookups wait for each other.
+        for (const caller of callers) {
+          // Looked up when taken: another lookup may have forgotten an idle caller meanwhile.
+          const callerTurns = turnsOf(turns, caller)
           if (!(await callerTurns.take(deadline))) return { failure: 'timeout' }
           taken.push(callerTurns)
         }
@@ -101,7 +107,13 @@ export function hostNames(targets: Targets, options: HostNamesOptions = {}): Hos
 /** A DNS client of this lookup's own, asked for A and AAAA at once, cancelled at the time-out. */
 async function askDns(host: string): Promise<Lookup> {
   const resolver = new Resolver({ timeout: LOOKUP_TIMEOUT_MS, tries: 1 })
-  const timer = setTimeout(() => resolver.cancel(), LOOKUP_TIMEOUT_MS)
+  const timer = setTimeout(() => {
+    try {
+      resolver.cancel()
+    } catch {
+      // Nothing to cancel where a runtime cannot: its own time-out (the option above) ends the queries.
+    }
+  }, LOOKUP_TIMEOUT_MS)
   try {
     const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)])
     const addresses = [v4, v6].flatMap((result) => (result.status === 'fulfilled' ? result.value : []))
@@ -118,22 +130,27 @@ async function askDns(host: string): Promise<Lookup> {
  * time-out; the turn is held until the system's thread is done, so that at most one is ever taken.
  */
 async function askSystem(host: string, turn: Turns): Promise<Lookup> {
-  await turn.take(new AbortController().signal)
-  const answer = systemLookup(host, { all: true }).then(
-    (found): Lookup => ({ addresses: [...found].sort((a, b) => a.family - b.family).map(({ address }) => address) }),
-    (error: { code?: string }): Lookup => ({ failure: error.code && NO_RECORDS.has(error.code) ? 'not_found' : 'timeout' }),
-  )
+  if (!(await turn.take(AbortSignal.timeout(LOOKUP_TIMEOUT_MS)))) return { failure: 'timeout' }
+  let answer: Promise<Lookup>
+  try {
+    answer = systemLookup(host, { all: true }).then(
+      (found): Lookup => ({ addresses: [...found].sort((a, b) => a.family - b.family).map(({ address }) => address) }),
+      (error: { code?: string }): Lookup => ({ failure: error.code && NO_RECORDS.has(error.code) ? 'not_found' : 'timeout' }),
+    )
+  } catch {
+    answer = Promise.resolve({ failure: 'timeout' })
+  }
   void answer.finally(() => turn.give())
   return untilAborted(answer, AbortSignal.timeout(LOOKUP_TIMEOUT_MS), { failure: 'timeout' })
 }
 
-/** `work`'s answer, or `otherwise` once `signal` aborts first. */
+/** `work`'s answer, or `otherwise` once `signal` aborts first (or `work` fails). */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal, otherwise: T): Promise<T> {
   if (signal.aborted) return Promise.resolve(otherwise)
   return new Promise((resolve) => {
     const abort = () => resolve(otherwise)
     signal.addEventListener('abort', abort, { once: true })
-    work.then(resolve).finally(() => signal.removeEventListener('abort', abort))
+    work.then(resolve, () => resolve(otherwise)).finally(() => signal.removeEventListener('abort', abort))
   })
 }
 

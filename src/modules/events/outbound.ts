@@ -64,7 +64,7 @@ const PUBLIC_ONLY = '(this sandbox delivers only to public addresses)'
  */
 async function resolveTarget(
   raw: string, targets: Targets, names: Names, deadline: AbortSignal, resolveAny: boolean,
-): Promise<Refusal | { url: URL; address: string }> {
+): Promise<Refusal | { url: URL; addresses: string[] }> {
   const url = URL.canParse(raw) ? new URL(raw) : null
   if (!url || !['http:', 'https:'].includes(url.protocol)) return { problem: 'must be an http or https URL', error: 'target_refused' }
   if (url.username || url.password) return { problem: 'must not carry credentials', error: 'target_refused' }
@@ -72,7 +72,7 @@ async function resolveTarget(
   if (targets === 'public' && url.port !== '' && !['80', '443'].includes(url.port)) {
     return { problem: `must use port 80 or 443 ${PUBLIC_ONLY}`, error: 'target_refused' }
   }
-  if (targets === 'any' && !resolveAny) return { url, address: host }
+  if (targets === 'any' && !resolveAny) return { url, addresses: [host] }
   const found = await names.hostNames.lookup(host, names.callers, deadline)
   if ('failure' in found) {
     return found.failure === 'timeout'
@@ -82,7 +82,7 @@ async function resolveTarget(
   if (targets === 'public' && !found.addresses.every(isPublicAddress)) {
     return { problem: `must name a host with only public addresses ${PUBLIC_ONLY}`, error: 'target_refused' }
   }
-  return { url, address: found.addresses[0]! }
+  return { url, addresses: found.addresses }
 }
 
 /** The resolver and who is asking, for the per-caller turns (host-names.ts). */
@@ -109,11 +109,23 @@ export async function postJson(raw: string, body: string, headers: Record<string
   const target = await resolveTarget(raw, targets, names, deadline, true)
   if (deadline.aborted) return { error: 'timeout' }
   if ('problem' in target) return { error: target.error }
-  return send(target.url, target.address, body, headers, deadline)
+  // The next address when one refuses the connection (`localhost` is 127.0.0.1 and ::1; a receiver
+  // may listen on either), within the same deadline.
+  for (const address of target.addresses) {
+    const outcome = await send(target.url, address, body, headers, deadline)
+    if (!('unreached' in outcome)) return outcome
+  }
+  return { error: 'connection_failed' }
 }
 
-/** One POST to `address` (the checked one) in the URL's name, on a connection of its own; at most 64 KiB of the answer is read. */
-function send(url: URL, address: string, body: string, headers: Record<string, string>, deadline: AbortSignal): Promise<CallOutcome> {
+/** Errors that mean the address took no connection, so nothing was sent: the next one may be tried. */
+const UNREACHED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT'])
+
+/**
+ * One POST to `address` (a checked one) in the URL's name, on a connection of its own; at most
+ * 64 KiB of the answer is read. `unreached`: the address took no connection.
+ */
+function send(url: URL, address: string, body: string, headers: Record<string, string>, deadline: AbortSignal): Promise<CallOutcome | { error: 'connection_failed'; unreached: true }> {
   const https = url.protocol === 'https:'
   const host = url.hostname.replace(/^\[|\]$/g, '')
   return new Promise((resolve) => {
@@ -139,7 +151,7 @@ function send(url: URL, address: string, body: string, headers: Record<string, s
     })
     const expire = () => done({ error: 'timeout' })
     let settled = false
-    function done(outcome: CallOutcome): void {
+    function done(outcome: CallOutcome | { error: 'connection_failed'; unreached: true }): void {
       if (settled) return
       settled = true
       deadline.removeEventListener('abort', expire)
@@ -147,7 +159,7 @@ function send(url: URL, address: string, body: string, headers: Record<string, s
       resolve(outcome)
     }
     deadline.addEventListener('abort', expire, { once: true })
-    call.on('error', () => done({ error: 'connection_failed' }))
+    call.on('error', (error: NodeJS.ErrnoException) => done(UNREACHED.has(error.code ?? '') ? { error: 'connection_failed', unreached: true } : { error: 'connection_failed' }))
     call.end(body)
   })
 }
