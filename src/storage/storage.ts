@@ -169,6 +169,9 @@ export interface Stores {
   webhooks: WebhookStore
 }
 
+/** Due deliveries a claim looks at, the longest due first: its cost stays the same whatever the backlog. */
+export const CANDIDATES = 1000
+
 /** How many deliveries to claim, and whose (storage.claimDeliveries). */
 export interface DeliveryClaim {
   limit: number

@@ -19,8 +19,12 @@ const LEASE_MS = CALL_TIMEOUT_MS * 2
 const POLL_MS = 200
 /** After the database failed a poll: wait longer, rather than log an error five times a second. */
 const ERROR_BACKOFF_MS = 5_000
-/** Calls out at once, per process: each is a socket and a timer, nothing that blocks. */
-export const IN_FLIGHT = 64
+/**
+ * Calls out at once, per process: each is a socket and a timer, nothing that blocks. Filling them
+ * with endpoints that never answer takes 128 sessions with two events each: the whole fair-use
+ * allowance (30 calls in 10 minutes) of 13 networks.
+ */
+export const IN_FLIGHT = 256
 /** Calls out at once to one session's endpoint, per process. */
 export const PER_ENDPOINT = 2
 

@@ -5,7 +5,7 @@
  */
 import type { Sql } from 'postgres'
 import { deliveryFromRow, eventFromRow, listedEvents, type AttemptRow, type DeliveryRow, type EventRow } from '../rows'
-import type { AttemptRecord, Delivery, DeliveryClaim, EventStore, Webhook, WebhookStore } from '../storage'
+import { CANDIDATES, type AttemptRecord, type Delivery, type DeliveryClaim, type EventStore, type Webhook, type WebhookStore } from '../storage'
 import { inTransaction, rowLock, type Queryable } from './driver'
 
 export function eventStore(sql: Queryable, locking: boolean): EventStore {
@@ -73,13 +73,17 @@ export function deliveryQueue(sql: Sql<any>) {
   return {
     async claim(now: number, leaseMs: number, { limit, perSession, skip }: DeliveryClaim): Promise<Delivery[]> {
       // Joined before the limit: a row whose endpoint is gone is never claimed, so it cannot hold a
-      // place. Numbered within each session first (a window and FOR UPDATE cannot share a SELECT),
-      // so that one session's backlog takes at most its share of a claim.
+      // place. The longest due (at most CANDIDATES: a claim's cost does not grow with a backlog),
+      // numbered within each session first (a window and FOR UPDATE cannot share a SELECT), so that
+      // one session's backlog takes at most its share of a claim.
       const rows = await sql<DeliveryRow[]>`
-        WITH ranked AS (
-          SELECT d.event_id, ROW_NUMBER() OVER (PARTITION BY e.session_id ORDER BY d.next_at, d.event_id) AS place
+        WITH candidates AS (
+          SELECT d.event_id, e.session_id, d.next_at
           FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.session_id = e.session_id
-          WHERE d.next_at <= ${now} AND d.claimed_until <= ${now} AND NOT (e.session_id = ANY(${skip}::bigint[]))),
+          WHERE d.next_at <= ${now} AND d.claimed_until <= ${now} AND NOT (e.session_id = ANY(${skip}::bigint[]))
+          ORDER BY d.next_at LIMIT ${CANDIDATES}),
+        ranked AS (
+          SELECT event_id, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY next_at, event_id) AS place FROM candidates),
         due AS (
           SELECT d.event_id, e.session_id, e.ref, e.type, e.body, w.url, w.secret
           FROM deliveries d JOIN ranked r ON r.event_id = d.event_id JOIN events e ON e.id = d.event_id

@@ -6,6 +6,7 @@ import { deliveryFromRow, eventFromRow, listedEvents, type AttemptRow, type Deli
 import type { AttemptRecord, Delivery, DeliveryClaim, EventRecord, ListedEvent, NewEvent, Webhook } from '../storage'
 import type { SqliteConnection } from '../drivers/connection'
 import { inTransaction } from './driver'
+import { CANDIDATES } from '../storage'
 
 export function eventStore(db: SqliteConnection) {
   const insert = db.prepare<{ id: number }>('INSERT INTO events (ref, session_id, type, at, body) VALUES (?, ?, ?, ?, ?) RETURNING id')
@@ -72,14 +73,19 @@ export function webhookStore(db: SqliteConnection) {
 
 /** Claiming deliveries and recording attempts: each claim is one write transaction, so a delivery is claimed once. */
 export function deliveryQueue(db: SqliteConnection) {
-  const anyDue = db.prepare('SELECT 1 FROM deliveries WHERE next_at <= ? AND claimed_until <= ? LIMIT 1')
-  // Numbered within each session, so that one session's backlog takes at most its share of a claim.
+  const anyDue = db.prepare(
+    `SELECT 1 FROM deliveries d JOIN events e ON e.id = d.event_id
+     WHERE d.next_at <= ? AND d.claimed_until <= ? AND e.session_id NOT IN (SELECT value FROM json_each(?)) LIMIT 1`,
+  )
+  // The longest due (at most CANDIDATES, so that a claim's cost does not grow with a backlog),
+  // numbered within each session, so that one session's backlog takes at most its share of a claim.
   const due = db.prepare<DeliveryRow>(
     `SELECT * FROM (
-       SELECT d.event_id, e.session_id, d.claimed_until, d.attempts, d.next_at, e.ref, e.type, e.body, w.url, w.secret,
-         ROW_NUMBER() OVER (PARTITION BY e.session_id ORDER BY d.next_at, d.event_id) AS place
-       FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.session_id = e.session_id
-       WHERE d.next_at <= ? AND d.claimed_until <= ? AND e.session_id NOT IN (SELECT value FROM json_each(?)))
+       SELECT *, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY next_at, event_id) AS place FROM (
+         SELECT d.event_id, e.session_id, d.claimed_until, d.attempts, d.next_at, e.ref, e.type, e.body, w.url, w.secret
+         FROM deliveries d JOIN events e ON e.id = d.event_id JOIN webhooks w ON w.session_id = e.session_id
+         WHERE d.next_at <= ? AND d.claimed_until <= ? AND e.session_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY d.next_at LIMIT ${CANDIDATES}))
      WHERE place <= ? ORDER BY next_at, event_id LIMIT ?`,
   )
   const claim = db.prepare('UPDATE deliveries SET claimed_until = ? WHERE event_id = ?')
@@ -97,8 +103,9 @@ export function deliveryQueue(db: SqliteConnection) {
   return {
     claim(now: number, leaseMs: number, { limit, perSession, skip }: DeliveryClaim): Delivery[] {
       // A plain read first: most polls find nothing due and need not take the write lock.
-      if (!anyDue.get(now, now)) return []
-      return inTransaction(db, () => due.all(now, now, JSON.stringify(skip), perSession, limit).map((row) => {
+      const skipped = JSON.stringify(skip)
+      if (!anyDue.get(now, now, skipped)) return []
+      return inTransaction(db, () => due.all(now, now, skipped, perSession, limit).map((row) => {
         claim.run(now + leaseMs, row.event_id)
         return deliveryFromRow({ ...row, claimed_until: now + leaseMs })
       }))
