@@ -307,3 +307,26 @@ describe('request checks in the app', () => {
     expect((await sandbox.call('plans/search', { trip: tripFrom(START_MS, -1, 3), travellers: [{ age: 30 }] })).status).toBe(200)
   })
 })
+
+describe('events recorded before format 2', () => {
+  test('a stored format-1 event (every endorsement, no version) is still listed as stored, not refused by the answer schema', async () => {
+    const sandbox = inProcessApp()
+    const token = (await sandbox.call('session')).cookie!
+    const trip = tripFrom(START_MS, 10, 5)
+    const travellers = [{ age: 30 }]
+    const search = await sandbox.call('plans/search', { trip, travellers }, { cookie: token })
+    const issued = await sandbox.call('policy/new', { plan_id: search.body.data.plans[0].plan_id, trip, travellers }, { cookie: token })
+    expect(issued.status).toBe(200)
+    const read = (await sandbox.call(`policy/${issued.body.data.policy_ref}/read`, undefined, { cookie: token })).body.data
+    await sandbox.services.storage.flush()
+    const [event] = sandbox.db.prepare<{ ref: string; body: string }>("SELECT ref, body FROM events WHERE type = 'policy.issued'").all()
+    const { version, data, ...rest } = JSON.parse(event!.body)
+    expect(version).toBe(2)
+    const formatOne = JSON.stringify({ ...rest, data: read })
+    sandbox.db.prepare('UPDATE events SET body = ? WHERE ref = ?').run(formatOne, event!.ref)
+    const listed = await sandbox.call('events', {}, { cookie: token })
+    expect(listed.status).toBe(200)
+    const { delivery, ...body } = listed.body.data.events[0]
+    expect(JSON.stringify(body)).toBe(formatOne)
+  })
+})

@@ -13,7 +13,7 @@ import { PATHS } from '../../http/paths'
 import type { Services } from '../services'
 import type { PolicyRecord } from '../../storage/storage'
 import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans/pricing'
-import { issuedPayload, policyView, refundView } from '../policies/read'
+import { issuedPayload, policyEventData, policyView, refundView } from '../policies/read'
 import { sessionPayload } from '../session/service'
 import { EVENT_TYPES, newEvent } from '../../domain/events'
 import { TEST_MESSAGE } from '../events/service'
@@ -132,7 +132,7 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     const id = ref('evt_', seed)
     return { ...event, ref: id, body: event.body.replace(event.ref, id) }
   }
-  const issuedEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'policy.issued', policyView(services, issued, [], at(2)), at(2)), '0a1b')
+  const issuedEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'policy.issued', policyEventData(policyView(services, issued, [], at(2)), 'policy.issued'), at(2)), '0a1b')
   const testEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'webhook.test', { message: TEST_MESSAGE }, at(8)), '6e2f')
   const amount = (minor: number) => toAmount(catalogue, minor, currency)
   const data = {

@@ -2,7 +2,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { EVENT_ID, EVENT_TYPES, EVENT_VERSION } from '../../domain/events'
-import { PolicyEventData } from '../policies/model'
+import { PolicyEventData, ReadData } from '../policies/model'
 
 const Timestamp = t.String({ format: 'date-time' })
 const EventId = t.String({ pattern: EVENT_ID.source, description: 'The event\'s id: a resend delivers the same id again, so receivers can drop repeats.' })
@@ -11,12 +11,15 @@ const EventId = t.String({ pattern: EVENT_ID.source, description: 'The event\'s 
 export const EventBody = t.Object({
   id: EventId,
   type: t.UnionEnum(EVENT_TYPES),
-  version: t.Literal(EVENT_VERSION, { description: 'The format of events: 2 since 2026-11-26, when policy events stopped carrying every endorsement.' }),
+  version: t.Optional(t.Literal(EVENT_VERSION, {
+    description: 'The format of events: 2 since 2026-11-26, when policy events stopped carrying every endorsement. '
+      + 'Absent from events recorded before (format 1), which a session may still list or resend.',
+  })),
   created_at: t.String({ format: 'date-time', description: 'When it happened (for `document.ready`, when the certificate became ready).' }),
   session_ref: t.String({ description: 'The session whose change this reports.' }),
-  data: t.Union([PolicyEventData, t.Object({ message: t.String() })], {
+  data: t.Union([PolicyEventData, t.Object({ message: t.String() }), t.Object(ReadData.properties, { description: 'Format 1: with every endorsement.' })], {
     description: 'The policy as read-back shows it right after the change, less its `endorsements` (their count, and in `policy.endorsed` '
-      + 'the one made); `{ "message" }` for `webhook.test`.',
+      + 'the one made); `{ "message" }` for `webhook.test`. Events of format 1 carried the policy with every endorsement.',
   }),
 }, { description: 'An event, as delivered.' })
 
