@@ -54,6 +54,8 @@ function sandbox(target: Target, port: number, dbPath = freshDatabasePath(`share
       HOST: '127.0.0.1',
       SANDBOX_DB_PATH: dbPath,
       SANDBOX_TRUST_PROXY: '1',
+      // Trusting a proxy makes the default public targets; the suite's receivers are on loopback.
+      SANDBOX_WEBHOOK_TARGETS: 'any',
       ...targetEnv(target, HTTP_PORT),
     },
   }

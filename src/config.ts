@@ -25,9 +25,9 @@ export interface Config {
   uat: UatConfig | null
   /**
    * Where webhooks may deliver: `any` address (a partner's own machine or CI, loopback included) or
-   * only `public` ones (hosted). By default `any` only for a sandbox listening on loopback alone with
-   * its own embedded file: one that others can reach could otherwise be made to call into the
-   * network it runs in.
+   * only `public` ones (hosted). By default `any` only for a sandbox listening on loopback alone, with
+   * its own embedded file and no proxy in front: one that others can reach could otherwise be made
+   * to call into the network it runs in.
    */
   webhookTargets: 'any' | 'public'
 }
@@ -184,8 +184,8 @@ export const SETTINGS = {
   },
   webhookTargets: {
     name: 'SANDBOX_WEBHOOK_TARGETS', rule: oneOf(['any', 'public']),
-    fallback: (config: Partial<Config>) => (isLoopbackHost(config.host!) && !config.databaseUrl ? 'any' : 'public'),
-    shown: 'any when HOST is loopback and SANDBOX_DATABASE_URL unset, else public',
+    fallback: (config: Partial<Config>) => (isLoopbackHost(config.host!) && !config.databaseUrl && config.trustProxy === 0 ? 'any' : 'public'),
+    shown: 'any when HOST is loopback, with no SANDBOX_DATABASE_URL and no SANDBOX_TRUST_PROXY; else public',
     help: 'where webhooks may deliver: any address (loopback included) or only public ones',
     more: '([below](#webhooks-on-a-hosted-sandbox))',
   },

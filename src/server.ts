@@ -77,7 +77,7 @@ function createFolders(folder: string): void {
 /** Where webhooks go, as the start-up line says it: and how to change it. */
 const webhookTargets = (config: Config) => config.webhookTargets === 'any'
   ? 'any address, this machine included (SANDBOX_WEBHOOK_TARGETS=public for public ones only)'
-  : 'public addresses only (SANDBOX_WEBHOOK_TARGETS=any, or HOST=127.0.0.1, to deliver to this machine too)'
+  : 'public addresses only (SANDBOX_WEBHOOK_TARGETS=any to deliver to this machine too)'
 
 /** Message for a failure to listen; also used by entries whose server reports it later (Node). */
 export const listenFailure = (config: Config, error: unknown) =>

@@ -53,12 +53,14 @@ describe('loadConfig', () => {
     })
   })
 
-  test('webhooks deliver anywhere by default only from a sandbox on loopback with its own file; another value stops start-up', () => {
+  test('webhooks deliver anywhere by default only from a sandbox on loopback with its own file and no proxy; another value stops start-up', () => {
     for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost', 'sandbox.localhost']) expect(loadConfig({ HOST: host }).webhookTargets, host).toBe('any')
     for (const host of [undefined, '0.0.0.0', '::', '192.168.1.5', '10.0.0.2', 'sandbox.internal', 'localhost.example']) {
       expect(loadConfig({ HOST: host }).webhookTargets, host).toBe('public')
     }
     expect(loadConfig({ HOST: '127.0.0.1', SANDBOX_DATABASE_URL: 'postgres://u@127.0.0.1:5432/db' }).webhookTargets).toBe('public')
+    // Behind a proxy on the same machine, others reach it all the same.
+    expect(loadConfig({ HOST: '127.0.0.1', SANDBOX_TRUST_PROXY: '1' }).webhookTargets).toBe('public')
     expect(loadConfig({ SANDBOX_WEBHOOK_TARGETS: 'any' }).webhookTargets).toBe('any')
     expect(loadConfig({ HOST: '127.0.0.1', SANDBOX_WEBHOOK_TARGETS: 'public' }).webhookTargets).toBe('public')
     expect(loadConfig({ SANDBOX_DATABASE_URL: 'postgres://u@127.0.0.1:5432/db', SANDBOX_WEBHOOK_TARGETS: 'any' }).webhookTargets).toBe('any')

@@ -111,7 +111,8 @@ export async function startServer(env: Record<string, string>, runtime?: Runtime
   return launch({
     command: runtime ? runtimeCommand(runtime) : serverCommand(target),
     port,
-    env: { SANDBOX_TRUST_PROXY: '1', ...targetEnv(target, HTTP_PORT), ...env, ...storage },
+    // Trusting a proxy makes the default public targets; the suite's receivers are on loopback.
+    env: { SANDBOX_TRUST_PROXY: '1', SANDBOX_WEBHOOK_TARGETS: 'any', ...targetEnv(target, HTTP_PORT), ...env, ...storage },
   })
 }
 

@@ -35,8 +35,7 @@ export const instancePorts = (httpPort: number) => [httpPort + 61, httpPort + 62
  */
 export function targetEnv(target: Target, httpPort: number): Record<string, string> {
   if (target === 'uat') return { SANDBOX_UAT_URL: `http://127.0.0.1:${standInPort(httpPort)}` }
-  // A shared database means hosted, where webhooks deliver only to public addresses: the suite's receivers are on loopback.
-  if (target === 'pg') return { SANDBOX_DATABASE_URL: databaseUrl(httpPort, sharedDatabase(httpPort)), SANDBOX_WEBHOOK_TARGETS: 'any' }
+  if (target === 'pg') return { SANDBOX_DATABASE_URL: databaseUrl(httpPort, sharedDatabase(httpPort)) }
   return {}
 }
 
