@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { verifyWebhook } from '../../src/modules/events/signature'
 import { addDays, ages, API, before, expect, expectError, expectOk, issuePolicy, searchBody, searchPlans, test, TooSlow, tripFrom } from './support/client'
 import { startReceiver, type Receiver } from './support/receiver'
+import { currentTarget } from './support/server'
 
 const EVENTS = '/api/sandbox/events'
 const WEBHOOK = '/api/sandbox/webhook'
@@ -61,10 +62,13 @@ test.describe('events and webhooks', () => {
       expect(delivery.headers['content-type']).toBe('application/json')
       expect(delivery.headers['sandbox-event-id']).toBe(JSON.parse(delivery.body).id)
     }
-    const read = (await expectOk(await request.post(API.read(policy.policy_ref)))).data
-    expect(byType.get('policy.cancelled')!.data).toEqual(read)
-    expect(byType.get('policy.issued')!.data).toMatchObject({ policy_ref: policy.policy_ref, status: 'issued', endorsements: [] })
-    expect(byType.get('policy.endorsed')!.data.endorsements).toHaveLength(1)
+    // Format 2: the policy as read-back shows it, less its history (its count, and the endorsement made).
+    const { endorsements, ...read } = (await expectOk(await request.post(API.read(policy.policy_ref)))).data
+    expect(hooks.events().every((event) => event.version === 2)).toBe(true)
+    expect(byType.get('policy.cancelled')!.data).toEqual({ ...read, endorsement_count: 1 })
+    expect(byType.get('policy.issued')!.data).toMatchObject({ policy_ref: policy.policy_ref, status: 'issued', endorsement_count: 0 })
+    expect(byType.get('policy.issued')!.data).not.toHaveProperty('endorsements')
+    expect(byType.get('policy.endorsed')!.data).toMatchObject({ endorsement_count: 1, endorsement: endorsements[0] })
     expect(byType.get('document.ready')!.data.documents[0].state).toBe('ready')
     expect(byType.get('webhook.test')).toEqual(test)
 
@@ -108,7 +112,7 @@ test.describe('events and webhooks', () => {
     await expectOk(await request.post(resendPath(events[0].id)))
     await receivedAll(hooks, 1)
     const [pushed] = hooks.events()
-    expect(pushed).toEqual({ id: events[0].id, type: 'policy.issued', created_at: events[0].created_at, session_ref: events[0].session_ref, data: events[0].data })
+    expect(pushed).toEqual({ id: events[0].id, type: 'policy.issued', version: 2, created_at: events[0].created_at, session_ref: events[0].session_ref, data: events[0].data })
     expect(pushed!.data.policy_ref).toBe(policy.policy_ref)
     await expectError(await request.post(resendPath('evt_00000000000000000000')), 404, 'event_not_found')
     await expectError(await request.post(resendPath('not-an-event')), 404, 'event_not_found')
@@ -185,6 +189,42 @@ test.describe('events and webhooks', () => {
   })
 })
 
+test.describe('where webhooks may go by default', () => {
+  test('a sandbox others can reach delivers only to public addresses and says so at start-up; one on loopback delivers to this machine', async ({ privateServer, playwright }) => {
+    const hooks = await receiver()
+    // SANDBOX_WEBHOOK_TARGETS empty means its default (the suite's servers set it otherwise).
+    const exposed = await privateServer('webhooks-exposed', { HOST: '0.0.0.0', SANDBOX_WEBHOOK_TARGETS: '' })
+    expect(exposed.stdout()).toContain('"webhooks":"public addresses only (SANDBOX_WEBHOOK_TARGETS=any to deliver to this machine too)"')
+    const outsider = await playwright.request.newContext({ baseURL: exposed.url })
+    try {
+      for (const url of [hooks.url, 'http://localhost:4000/hooks', 'http://169.254.169.254/latest/meta-data']) {
+        expect((await expectError(await outsider.post(WEBHOOK, { data: { url } }), 422, 'validation_failed')).details).toEqual([
+          { field: 'url', issue: expect.stringMatching(/this sandbox delivers only to public addresses/) },
+        ])
+      }
+    } finally {
+      await outsider.dispose()
+    }
+    // On loopback with no proxy in front (and its own file: a shared database means hosted, public
+    // only whatever HOST says).
+    const local = await privateServer('webhooks-local', { HOST: '127.0.0.1', SANDBOX_TRUST_PROXY: '0', SANDBOX_WEBHOOK_TARGETS: '' })
+    const owner = await playwright.request.newContext({ baseURL: local.url })
+    try {
+      if (currentTarget() === 'pg') {
+        expect(local.stdout()).toContain('"webhooks":"public addresses only')
+        await expectError(await owner.post(WEBHOOK, { data: { url: hooks.url } }), 422, 'validation_failed')
+        return
+      }
+      expect(local.stdout()).toContain('"webhooks":"any address, this machine included (SANDBOX_WEBHOOK_TARGETS=public for public ones only)"')
+      await register(owner, hooks.url)
+      await expectOk(await owner.post(`${WEBHOOK}/test`))
+      await receivedAll(hooks, 1)
+    } finally {
+      await owner.dispose()
+    }
+  })
+})
+
 test.describe('webhooks on a hosted server (SANDBOX_WEBHOOK_TARGETS=public)', () => {
   test('loopback, private, link-local and reserved targets are refused, including a host name that resolves to one; so are other ports', async ({ privateServer, playwright }) => {
     const server = await privateServer('webhooks-public', { SANDBOX_WEBHOOK_TARGETS: 'public' })
@@ -200,6 +240,37 @@ test.describe('webhooks on a hosted server (SANDBOX_WEBHOOK_TARGETS=public)', ()
       }
       // Nothing was registered.
       await expectError(await client.post(`${WEBHOOK}/test`), 409, 'webhook_not_registered')
+    } finally {
+      await client.dispose()
+    }
+  })
+})
+
+test.describe('event size', () => {
+  test('200 corrections of one policy keep every event under 4 KB; read-back still answers all 200', async ({ privateServer, playwright }) => {
+    test.setTimeout(120_000)
+    const server = await privateServer('events-size', { SANDBOX_RATE_LIMIT: '1000' })
+    const client = await playwright.request.newContext({ baseURL: server.url })
+    try {
+      const { policy } = await issuePolicy(client)
+      for (let index = 1; index <= 200; index++) {
+        await expectOk(await client.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: `BK-${index}` } }))
+      }
+      await expectOk(await client.post(API.cancel(policy.policy_ref)))
+      const events: any[] = []
+      for (let after: string | undefined; ;) {
+        const page = await listed(client, after ? { after } : {})
+        events.push(...page.events)
+        if (!page.has_more) break
+        after = page.next_cursor
+      }
+      expect(events).toHaveLength(203) // issued, document.ready, 200 endorsed, cancelled
+      // What is listed without `delivery` is the stored body, byte for byte.
+      const sizes = events.map(({ delivery, ...body }) => Buffer.byteLength(JSON.stringify(body)))
+      expect(Math.max(...sizes)).toBeLessThan(4096)
+      expect(events.at(-2).data).toMatchObject({ endorsement_count: 200, endorsement: { sequence: 200, new_value: 'BK-200' } })
+      expect(events.at(-1).data).toMatchObject({ status: 'cancelled', endorsement_count: 200 })
+      expect((await expectOk(await client.post(API.read(policy.policy_ref)))).data.endorsements).toHaveLength(200)
     } finally {
       await client.dispose()
     }

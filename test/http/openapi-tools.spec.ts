@@ -208,7 +208,8 @@ const TRY_IT_OUT = [
 ] as const
 
 test('real browser: the docs page renders offline, and Try it out runs the whole flow with its pre-filled bodies unchanged', async ({ privateServer }) => {
-  test.setTimeout(120_000)
+  // 66–70 s alone on a 2-core machine; over 120 s once, beside the other worker's tests.
+  test.setTimeout(240_000)
   const server = await privateServer('docs-browser')
   const browser = await openBrowser()
   try {

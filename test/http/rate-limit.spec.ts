@@ -103,6 +103,18 @@ test.describe('fair use on the shared server (30 per 10 minutes)', () => {
     expect(two.meta.rate_limit.remaining).toBe(28)
   })
 
+  test('X-Forwarded-For entries with a port or brackets count per client, not all against the proxy', async ({ newClient }) => {
+    const v6 = uniqueNetwork()
+    const v4 = `198.18.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`
+    const remaining = async (network: string) =>
+      (await expectOk(await (await newClient({ network })).post(API.search, { data: searchBody() }))).meta.rate_limit.remaining
+    expect(await remaining(`${v4}:41234`)).toBe(29)
+    expect(await remaining(`${v4}:50000`)).toBe(28) // the same client, another source port
+    expect(await remaining(`[${v6}]:443`)).toBe(29)
+    expect(await remaining(`[${v6}]`)).toBe(28)
+    expect(await remaining(v6)).toBe(27)
+  })
+
   test('a burst of 40 concurrent calls on one fresh session and network admits exactly 30 in all', async ({ newClient }) => {
     const client = await newClient()
     expect((await expectOk(await client.post(API.session))).meta.rate_limit.remaining).toBe(29)

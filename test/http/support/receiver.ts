@@ -1,9 +1,10 @@
 /**
- * @module A webhook receiver on loopback for the HTTP suite: it keeps every delivery (headers and
+ * @module Webhook receivers on loopback for the HTTP suite: one keeps every delivery (headers and
  * the raw body, as a partner's receiver must verify it) and answers the statuses it is told to,
- * then 200.
+ * then 200; a hung one never answers.
  */
 import { createServer, type Server } from 'node:http'
+import { createServer as createNetServer, type Socket } from 'node:net'
 import { testPort } from './server'
 
 export interface Received {
@@ -19,7 +20,7 @@ export interface Receiver {
   url: string
   received: Received[]
   /** The JSON bodies received, in order. */
-  events(): { id: string; type: string; created_at: string; session_ref: string; data: any }[]
+  events(): { id: string; type: string; version: number; created_at: string; session_ref: string; data: any }[]
   /** Answers these statuses to the next deliveries, in order, then 200 again. */
   failNext(...statuses: number[]): void
   close(): Promise<void>
@@ -51,6 +52,43 @@ export async function startReceiver(port?: number): Promise<Receiver> {
     failNext: (...statuses) => void failures.push(...statuses),
     close: () => new Promise((resolve) => {
       server.closeAllConnections?.()
+      server.close(() => resolve())
+    }),
+  }
+}
+
+export interface HungReceiver {
+  url: string
+  /** Every connection made to it: when it opened and, once it has, when it closed (ms since the epoch). */
+  connections: { openedAt: number; closedAt: number | null }[]
+  close(): Promise<void>
+}
+
+/** An endpoint that takes every connection and request and never answers. */
+export async function startHungReceiver(): Promise<HungReceiver> {
+  const connections: HungReceiver['connections'] = []
+  const sockets = new Set<Socket>()
+  const server = createNetServer((socket) => {
+    const connection = { openedAt: Date.now(), closedAt: null as number | null }
+    connections.push(connection)
+    sockets.add(socket)
+    socket.resume()
+    socket.on('error', () => {})
+    socket.on('close', () => {
+      connection.closedAt = Date.now()
+      sockets.delete(socket)
+    })
+  })
+  const port = await testPort()
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, '127.0.0.1', () => resolve())
+  })
+  return {
+    url: `http://127.0.0.1:${port}/hooks/hung`,
+    connections,
+    close: () => new Promise((resolve) => {
+      for (const socket of sockets) socket.destroy()
       server.close(() => resolve())
     }),
   }
