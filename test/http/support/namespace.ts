@@ -27,10 +27,10 @@ export function namespaceProblem(): string | null {
   let problem = ''
   chosen ??= WAYS.find((way) => {
     const probe = spawnSync('unshare', command(way, ['true']), { env: { ...process.env, RESOLV: resolvConf() }, encoding: 'utf8' })
-    problem = probe.error ? `unshare cannot run here (${probe.error.message})` : probe.stderr.trim().split('\n')[0] ?? ''
+    problem = probe.error ? `unshare cannot run here (${probe.error.message})` : `network namespaces are not allowed here (unshare: ${probe.stderr.trim().split('\n')[0]})`
     return !probe.error && probe.status === 0
   }) ?? null
-  return chosen ? null : `network namespaces are not allowed here (unshare: ${problem})`
+  return chosen ? null : problem
 }
 
 let conf: string | undefined
