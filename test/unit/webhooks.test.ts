@@ -121,6 +121,22 @@ describe('outbound calls', () => {
     }
   })
 
+  test('an address that refuses the connection passes the call to the name\'s next one: localhost reaches a receiver on ::1 alone', async () => {
+    const { createServer } = await import('node:http')
+    const server = createServer((request, response) => request.resume().on('end', () => response.writeHead(204).end()))
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false))
+      server.listen(0, '::1', () => resolve(true))
+    })
+    if (!listening) return console.log('skipped: this machine has no IPv6 loopback')
+    const { port } = server.address() as import('node:net').AddressInfo
+    try {
+      expect(await postJson(`http://localhost:${port}/hooks`, '{}', {}, 'any')).toEqual({ status: 204 })
+    } finally {
+      server.close()
+    }
+  })
+
   test('public targets: a loopback URL is refused without a connection', async () => {
     const target = await serving((response) => response.writeHead(200).end())
     try {

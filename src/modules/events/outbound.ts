@@ -126,6 +126,8 @@ const UNREACHED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDR
  * 64 KiB of the answer is read. `unreached`: the address took no connection.
  */
 function send(url: URL, address: string, body: string, headers: Record<string, string>, deadline: AbortSignal): Promise<CallOutcome | { error: 'connection_failed'; unreached: true }> {
+  // Past the deadline nothing is sent (an abort listener added now would never fire).
+  if (deadline.aborted) return Promise.resolve({ error: 'timeout' })
   const https = url.protocol === 'https:'
   const host = url.hostname.replace(/^\[|\]$/g, '')
   return new Promise((resolve) => {
