@@ -11,8 +11,6 @@ import { request as httpsRequest } from 'node:https'
 import { BlockList, isIP } from 'node:net'
 import { LOOKUP_TIMEOUT_MS, type HostNames, type Targets } from './host-names'
 
-export type { Targets }
-
 export const CALL_TIMEOUT_MS = 5_000
 const ANSWER_LIMIT = 64 * 1024
 

@@ -4,7 +4,7 @@
  * then 200; a hung one never answers.
  */
 import { createServer, type Server } from 'node:http'
-import { createServer as createNetServer, type Socket } from 'node:net'
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import { testPort } from './server'
 
 export interface Received {
@@ -40,11 +40,7 @@ export async function startReceiver(port?: number): Promise<Receiver> {
       response.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now')
     })
   })
-  const chosen = port ?? (await testPort())
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(chosen, '127.0.0.1', () => resolve())
-  })
+  const chosen = await listenOnLoopback(server, port ?? (await testPort()))
   return {
     url: `http://127.0.0.1:${chosen}/hooks/sandbox`,
     received,
@@ -79,11 +75,7 @@ export async function startHungReceiver(): Promise<HungReceiver> {
       sockets.delete(socket)
     })
   })
-  const port = await testPort()
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, '127.0.0.1', () => resolve())
-  })
+  const port = await listenOnLoopback(server, await testPort())
   return {
     url: `http://127.0.0.1:${port}/hooks/hung`,
     connections,
@@ -92,4 +84,12 @@ export async function startHungReceiver(): Promise<HungReceiver> {
       server.close(() => resolve())
     }),
   }
+}
+
+/** Listens on 127.0.0.1:`port`; answers the port. */
+function listenOnLoopback(server: Server | NetServer, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, '127.0.0.1', () => resolve(port))
+  })
 }
