@@ -5,6 +5,7 @@
  */
 import { type AnyElysia } from 'elysia'
 import { toOpenAPISchema } from '@elysiajs/openapi'
+import { unwrapSchema } from '@elysiajs/openapi/openapi'
 import type { Config } from '../../config'
 import { spokenDuration } from '../../domain/rate-window'
 import type { ErrorCode } from '../../errors'
@@ -15,6 +16,7 @@ import type { Services } from '../services'
 import { exampleEnvelope, exampleFlow, type ExampleFlow } from './examples'
 import { EVENT_TYPES } from '../../domain/events'
 import { EventBody } from '../events/model'
+import { withComponents } from './components'
 
 /** The document's introduction, with the limits this server runs with. */
 function description(config: Config): string {
@@ -61,6 +63,8 @@ const PDF_ANSWER = {
 interface Parameter { name: string; in: string; description?: string; schema?: object }
 interface Answer { description?: string; content?: Record<string, { schema?: object; example?: unknown }> }
 interface Operation {
+  operationId?: string
+  tags?: string[]
   parameters?: Parameter[]
   requestBody?: { required?: boolean; content: Record<string, { example?: unknown; examples?: object }> }
   responses: Record<string, Answer>
@@ -79,11 +83,31 @@ function withJsonParser(app: AnyElysia): AnyElysia {
   return { getGlobalRoutes: () => routes, getGlobalDefinitions: () => source.getGlobalDefinitions() } as unknown as AnyElysia
 }
 
-/** The flow's calls in the order a partner makes them; the position is the call's number. */
-const FLOW = [
-  PATHS.session, PATHS.search, PATHS.issue, PATHS.modify, PATHS.read, PATHS.certificate, PATHS.cancel,
-  PATHS.webhook, PATHS.webhookTest, PATHS.events, PATHS.resend,
+/**
+ * The flow's calls in the order a partner makes them (the position is the call's number), each with
+ * the name a generated client gives its function and the resource it is listed under.
+ */
+const OPERATIONS = [
+  [PATHS.session, 'createSession', 'Session'],
+  [PATHS.search, 'searchPlans', 'Plans'],
+  [PATHS.issue, 'issuePolicy', 'Policies'],
+  [PATHS.modify, 'modifyPolicy', 'Policies'],
+  [PATHS.read, 'readPolicy', 'Policies'],
+  [PATHS.certificate, 'downloadPolicyCertificate', 'Policies'],
+  [PATHS.cancel, 'cancelPolicy', 'Policies'],
+  [PATHS.webhook, 'registerWebhook', 'Events'],
+  [PATHS.webhookTest, 'sendTestEvent', 'Events'],
+  [PATHS.events, 'listEvents', 'Events'],
+  [PATHS.resend, 'resendEvent', 'Events'],
 ] as const
+const FLOW = OPERATIONS.map(([path]) => path)
+
+const TAGS = [
+  { name: 'Session', description: 'The anonymous session: a cookie that every later call sends back.' },
+  { name: 'Plans', description: 'Plans for a trip and the travellers\' ages.' },
+  { name: 'Policies', description: 'Issue a policy against a plan, correct it, read it back, download its certificate, cancel it.' },
+  { name: 'Events', description: 'What happened to the session\'s policies, listed and POSTed, signed, to its webhook endpoint.' },
+]
 
 /** Calls whose body may be left out (an empty body is `{}`). */
 const OPTIONAL_BODY = new Set<string>([PATHS.session, PATHS.read, PATHS.certificate, PATHS.cancel, PATHS.webhookTest, PATHS.events, PATHS.resend])
@@ -100,7 +124,9 @@ function addExamples(operation: Operation, path: (typeof FLOW)[number], flow: Ex
     if (!json) continue
     const data = (flow.data as Record<string, unknown>)[path]
     const code = status === '200' ? undefined : firstCode(answer)
-    json.example = exampleEnvelope(config, mode, flow, call, code ? { code } : { data })
+    // An error's example is the same on every operation (as if after the flow), so that one answer
+    // can be written once for all of them (components.ts).
+    json.example = code ? exampleEnvelope(config, mode, flow, FLOW.length, { code }) : exampleEnvelope(config, mode, flow, call, { data })
   }
 }
 
@@ -112,8 +138,9 @@ const firstCode = (answer: Answer) => /`([a-z_]+)`/.exec(answer.description ?? '
  * certificate's PDF, and the examples.
  */
 function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleFlow, config: Config, mode: Mode) {
-  for (const path of FLOW) {
+  for (const [path, operationId, tag] of OPERATIONS) {
     const operation = paths[path.replace(/:(\w+)/g, '{$1}')]!.post!
+    Object.assign(operation, { operationId, tags: [tag] })
     for (const parameter of operation.parameters ?? []) {
       const docs = HEADER_DOCS[parameter.name as keyof typeof HEADER_DOCS]
       if (parameter.in !== 'header' || !docs) continue
@@ -131,7 +158,8 @@ function webhooks(flow: ExampleFlow) {
   const example = flow.data[PATHS.webhookTest]
   return Object.fromEntries(EVENT_TYPES.map((type) => [type, {
     post: {
-      operationId: `event_${type.replace('.', '_')}`,
+      operationId: `${type.replace(/[._](\w)/g, (_match, letter: string) => letter.toUpperCase())}Event`,
+      tags: ['Events'],
       summary: `The ${type} event`,
       description: 'POSTed to the registered endpoint; answer 2xx within 5 s, or it is attempted again (6 attempts, then 1, 5, 30, 120 and 600 s apart). '
         + 'A resend delivers the same `id` again: drop repeats by `id`.',
@@ -140,7 +168,7 @@ function webhooks(flow: ExampleFlow) {
         { name: 'Sandbox-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
         { name: 'Sandbox-Event-Type', in: 'header', required: true, schema: { type: 'string', enum: [type] } },
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: EventBody, ...(type === 'webhook.test' && { example }) } } },
+      requestBody: { required: true, content: { 'application/json': { schema: unwrapSchema(EventBody), ...(type === 'webhook.test' && { example }) } } },
       responses: { 200: { description: 'Any 2xx: delivered. Anything else, or no answer within 5 s: attempted again.' } },
     },
   }]))
@@ -149,17 +177,16 @@ function webhooks(flow: ExampleFlow) {
 /** The OpenAPI document of every route the app has, with examples for the UTC day of `now`. */
 export function openApiDocument(app: AnyElysia, version: string, services: Pick<Services, 'catalogue' | 'config' | 'insurer'>, now: number, hidden: string[]) {
   const { config } = services
-  const { paths, components } = toOpenAPISchema(withJsonParser(app), { paths: hidden })
+  const { paths } = toOpenAPISchema(withJsonParser(app), { paths: hidden })
   const mode: Mode = services.insurer ? 'uat_gateway' : 'simulation'
   const flow = exampleFlow(services, now)
+  const named = withComponents(refine(paths as Record<string, Record<string, Operation>>, flow, config, mode) as never, webhooks(flow) as never)
   return {
     // 3.1.0 says what 3.1.2 does (patch versions only fix the text), and every common parser reads it.
     openapi: '3.1.0',
     info: { title: 'Travel protection sandbox', version, description: description(config) },
-    servers: [{ url: '/', description: 'The sandbox serving this document' }],
-    paths: refine(paths as Record<string, Record<string, Operation>>, flow, config, mode),
-    webhooks: webhooks(flow),
-    components,
+    tags: TAGS,
+    ...named,
     // No credentials to present: the session cookie is set and sent back by the client itself.
     security: [],
   }

@@ -6,6 +6,7 @@
  */
 // Types the Swagger assets imported as text, also for a project that type-checks the client from source.
 /// <reference path="../../types/assets.d.ts" />
+import { gzipSync } from 'node:zlib'
 import { Elysia } from 'elysia'
 import swaggerScript from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'text' }
 import swaggerStyle from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' }
@@ -57,16 +58,54 @@ function frontDoor(version: string) {
   }
 }
 
+/**
+ * The origin a client fetched the document from: the request's own, or behind trusted proxies the
+ * scheme and host the nearest one forwards. Its `servers` entry, so a generated client needs no base URL.
+ */
+function documentOrigin(request: Request, trustProxy: number): string {
+  const own = new URL(request.url)
+  const forwarded = (name: string) => request.headers.get(name)?.split(',').at(-1)?.trim()
+  const proto = trustProxy > 0 ? forwarded('x-forwarded-proto') : undefined
+  const host = trustProxy > 0 ? forwarded('x-forwarded-host') : undefined
+  const candidate = `${proto ?? own.protocol.slice(0, -1)}://${host ?? own.host}`
+  return /^https?:\/\//.test(candidate) && URL.canParse(candidate) ? new URL(candidate).origin : own.origin
+}
+
+/** Whether an `Accept-Encoding` takes gzip (not refused with `q=0`). */
+const takesGzip = (accept: string | null) =>
+  (accept ?? '').split(',').some((entry) => /^\s*(gzip|\*)\s*(;|$)/i.test(entry) && !/;\s*q=0(\.0*)?\s*$/i.test(entry))
+
+/** The document's bytes for one origin, plain and gzipped. */
+interface Served { plain: string; gzipped: Uint8Array<ArrayBuffer> }
+
+/** Origins whose bytes are kept; past this many (Host is the caller's text), the cache starts over. */
+const ORIGINS_KEPT = 16
+
 export function docsRoutes(version: string, services: Pick<Services, 'catalogue' | 'config' | 'insurer' | 'clock'>) {
   // Built on first request and again each UTC day, so that the examples' trip dates stay ahead.
-  let document: { day: number; body: Record<string, unknown> } | undefined
+  let document: { day: number; body: Record<string, unknown>; served: Map<string, Served> } | undefined
   const docs = new Elysia({ name: 'docs-routes' })
   const door = frontDoor(version)
+  const served = (origin: string, now: number): Served => {
+    if (document?.day !== todayDayNumber(now)) {
+      document = { day: todayDayNumber(now), body: openApiDocument(docs, version, services, now, HIDDEN), served: new Map() }
+    }
+    let bytes = document.served.get(origin)
+    if (!bytes) {
+      const plain = JSON.stringify({ ...document.body, servers: [{ url: origin, description: 'The sandbox serving this document' }] })
+      bytes = { plain, gzipped: new Uint8Array(gzipSync(plain)) }
+      if (document.served.size >= ORIGINS_KEPT) document.served.clear()
+      document.served.set(origin, bytes)
+    }
+    return bytes
+  }
   return docs
-    .get(SPEC_PATH, () => {
-      const now = services.clock()
-      if (document?.day !== todayDayNumber(now)) document = { day: todayDayNumber(now), body: openApiDocument(docs, version, services, now, HIDDEN) }
-      return document.body
+    .get(SPEC_PATH, ({ request }) => {
+      const bytes = served(documentOrigin(request, services.config.trustProxy), services.clock())
+      const gzip = takesGzip(request.headers.get('accept-encoding'))
+      return new Response(gzip ? bytes.gzipped : bytes.plain, {
+        headers: { 'content-type': 'application/json', vary: 'Accept-Encoding', ...(gzip && { 'content-encoding': 'gzip' }) },
+      })
     }, { detail: { hide: true } })
     .get(DOCS_PATH, asset(page, 'text/html'), { detail: { hide: true } })
     .get(`${DOCS_PATH}/swagger-ui-bundle.js`, asset(swaggerScript, 'text/javascript'), { detail: { hide: true } })
