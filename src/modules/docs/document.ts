@@ -24,7 +24,8 @@ function description(config: Config): string {
 Open an anonymous session, search normalised plans for a trip and traveller ages, issue a sandbox
 policy against a returned plan, apply one of four correction scenarios to it, cancel it, and receive
 signed events about it. Every example in this document is a call that works as shown, in this order
-(type in the \`policy_ref\` that issue answers, and for a resend an \`event_id\` the events list answers).
+(type in the \`policy_ref\` that issue answers, and for a resend an \`event_id\` the events list answers; the webhook's
+example URL reaches no one: put your receiver's there).
 
 The session is a cookie, \`sbx_session\` (HttpOnly): the first call without it opens a session and sets
 it; send it back on later calls (a browser, or any client with a cookie jar, does so by itself).

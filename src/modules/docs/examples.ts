@@ -63,6 +63,9 @@ const ERROR_EXAMPLES: Record<ErrorCode, { message: string; details?: ErrorDetail
   internal_error: { message: FAILURE_MESSAGE.internal_error },
 }
 
+/** The example webhook endpoint. */
+export const WEBHOOK_PLACEHOLDER = 'http://192.0.2.1/sandbox-events'
+
 /** A reference of the sandbox's own form, fixed so the document is the same all day. */
 const ref = (prefix: string, seed: string) => `${prefix}${seed.repeat(20).slice(0, 20)}`
 
@@ -80,8 +83,9 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
   const chosen = priced[0]!
   const issue = { plan_id: chosen.plan.plan_id, trip, travellers, partner_reference: 'BK-1234' }
   const modify = { scenario: 'extend_end_date', new_end_date: day(42) } as const
-  // A receiver on the partner's own machine; a hosted sandbox delivers only to public addresses.
-  const webhookUrl = config.webhookTargets === 'any' ? 'http://localhost:4000/hooks/sandbox' : 'https://hooks.example.com/sandbox'
+  // A documentation address (TEST-NET-1, RFC 5737), which no one's service answers: the events of a
+  // Try it out go nowhere until the partner types in their own receiver's URL.
+  const webhookUrl = WEBHOOK_PLACEHOLDER
   const requests = {
     [PATHS.session]: { lifetime_minutes: 60 },
     [PATHS.search]: { trip, travellers, currency },

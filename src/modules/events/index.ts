@@ -23,7 +23,9 @@ export function eventRoutes(admission: SessionAdmission, services: Services) {
         summary: 'Register the webhook endpoint',
         description: 'Every later event of this session is POSTed there, signed with the `secret` answered (once) in `Sandbox-Signature: '
           + 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, and retried with back-off (6 attempts) until it answers 2xx. '
-          + 'Registering again replaces the endpoint and its secret; `{"url": null}` removes it.',
+          + 'Registering again replaces the endpoint and its secret; `{"url": null}` removes it. The example\'s URL is a documentation '
+          + 'address (RFC 5737) that reaches no one: type in your receiver\'s (a sandbox others can reach delivers only to public addresses, '
+          + 'and refuses that one).',
       },
     })
     .post(PATHS.webhookTest, async ({ sandbox }) => success(sandbox, await sendTestEvent(services, sandbox.session!)), {

@@ -1,0 +1,117 @@
+/**
+ * The OpenAPI document as code generators read it: named operations under their resources, the
+ * shared shapes named once, a `servers` entry that works as given, gzip when asked. Tools we did not
+ * write check the document too (test/http/openapi-tools.spec.ts, generated-clients.spec.ts).
+ */
+import { describe, expect, test } from 'bun:test'
+import { gunzipSync } from 'node:zlib'
+import { inProcessApp } from './support/app'
+
+const SPEC = '/api/sandbox/openapi.json'
+
+async function fetchDocument(app: ReturnType<typeof inProcessApp>['app'], origin = 'http://localhost', headers: Record<string, string> = {}) {
+  const response = await app.handle(new Request(`${origin}${SPEC}`, { headers }))
+  expect(response.status).toBe(200)
+  return response
+}
+
+const operations = (document: any) =>
+  Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods as object).map(([method, operation]) => ({ path, method, ...operation })))
+
+describe('the OpenAPI document', () => {
+  const sandbox = inProcessApp()
+
+  test('every operation has a short camelCase operationId of its own and one of the document\'s tags', async () => {
+    const document: any = await (await fetchDocument(sandbox.app)).json()
+    const tags = document.tags.map((tag: { name: string }) => tag.name)
+    expect(tags).toEqual(['Session', 'Plans', 'Policies', 'Events'])
+    const ids = Object.fromEntries(operations(document).map((operation: any) => [operation.path, [operation.operationId, ...operation.tags]]))
+    expect(ids).toEqual({
+      '/api/sandbox/session': ['createSession', 'Session'],
+      '/api/sandbox/plans/search': ['searchPlans', 'Plans'],
+      '/api/sandbox/policy/new': ['issuePolicy', 'Policies'],
+      '/api/sandbox/policy/{policy_ref}/modify': ['modifyPolicy', 'Policies'],
+      '/api/sandbox/policy/{policy_ref}/cancel': ['cancelPolicy', 'Policies'],
+      '/api/sandbox/policy/{policy_ref}/read': ['readPolicy', 'Policies'],
+      '/api/sandbox/policy/{policy_ref}/documents/policy_certificate': ['downloadPolicyCertificate', 'Policies'],
+      '/api/sandbox/webhook': ['registerWebhook', 'Events'],
+      '/api/sandbox/webhook/test': ['sendTestEvent', 'Events'],
+      '/api/sandbox/events': ['listEvents', 'Events'],
+      '/api/sandbox/events/{event_id}/resend': ['resendEvent', 'Events'],
+    })
+    for (const [type, webhook] of Object.entries(document.webhooks) as [string, any][]) {
+      expect(webhook.post.operationId).toMatch(/^[a-z][A-Za-z]+Event$/)
+      expect(webhook.post.operationId.toLowerCase()).toBe(`${type.replace(/[._]/g, '')}event`)
+    }
+  })
+
+  test('the shared shapes are named components, each referred to where it is used and written out nowhere else', async () => {
+    const text = await (await fetchDocument(sandbox.app)).text()
+    const document = JSON.parse(text)
+    const named = ['Plan', 'Policy', 'IssuedPolicy', 'Trip', 'Traveller', 'Refund', 'Endorsement', 'Event', 'Meta', 'Mode', 'Error', 'ErrorEnvelope']
+    for (const name of named) {
+      expect(document.components.schemas[name], name).toBeDefined()
+      expect(text, name).toContain(`"$ref":"#/components/schemas/${name}"`)
+    }
+    // A property only these shapes have appears once, in its component.
+    // The policy's four forms: issued, read back, in an event, in an event of format 1.
+    expect(text.match(/"svc_insurance_id":\{/g)).toHaveLength(4)
+    expect(text.match(/"benefits_summary":\{/g)).toHaveLength(1)
+    expect(text.match(/"origin_country":\{/g)).toHaveLength(1)
+    // Every $ref names something the document has.
+    for (const [, section, name] of text.matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g)) expect(document.components[section!]?.[name!], `${section}/${name}`).toBeDefined()
+    // 492 KB when each operation wrote out its own copy of every shape.
+    expect(text.length).toBeLessThan(150_000)
+  })
+
+  test('an answer lists its error codes, though the schema it refers to allows them all', async () => {
+    const document: any = await (await fetchDocument(sandbox.app)).json()
+    const notFound = document.paths['/api/sandbox/policy/new'].post.responses['404']
+    expect(notFound.description).toBe('Error codes: `plan_not_found`.')
+    expect(notFound.content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope')
+    expect(document.components.schemas.Error.properties.code.enum).toContain('plan_not_found')
+  })
+
+  test('servers names the origin the document was fetched from, so a generated client needs no base URL', async () => {
+    const document: any = await (await fetchDocument(sandbox.app, 'http://127.0.0.1:4321')).json()
+    expect(document.servers).toEqual([{ url: 'http://127.0.0.1:4321', description: 'The sandbox serving this document' }])
+    // Forwarded headers are the caller's text unless a proxy is trusted.
+    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'sandbox.example.org' }
+    expect((await (await fetchDocument(sandbox.app, 'http://10.0.0.5:3000', forwarded)).json() as any).servers[0].url).toBe('http://10.0.0.5:3000')
+    const proxied = inProcessApp({ SANDBOX_TRUST_PROXY: '1' })
+    expect((await (await fetchDocument(proxied.app, 'http://10.0.0.5:3000', forwarded)).json() as any).servers[0].url).toBe('https://sandbox.example.org')
+    const garbled = { 'x-forwarded-proto': 'javascript', 'x-forwarded-host': 'a b' }
+    expect((await (await fetchDocument(proxied.app, 'http://10.0.0.5:3000', garbled)).json() as any).servers[0].url).toBe('http://10.0.0.5:3000')
+  })
+
+  test('gzip when the client takes it, the same document either way', async () => {
+    const plain = await fetchDocument(sandbox.app)
+    expect(plain.headers.get('content-encoding')).toBeNull()
+    expect(plain.headers.get('vary')).toBe('Accept-Encoding')
+    const text = await plain.text()
+    for (const accept of ['gzip', 'br, gzip;q=0.5', 'GZIP', '*']) {
+      const zipped = await fetchDocument(sandbox.app, 'http://localhost', { 'accept-encoding': accept })
+      expect(zipped.headers.get('content-encoding'), accept).toBe('gzip')
+      const bytes = new Uint8Array(await zipped.arrayBuffer())
+      expect(bytes.length).toBeLessThan(text.length / 5)
+      expect(gunzipSync(bytes).toString('utf8')).toBe(text)
+    }
+    for (const accept of ['gzip;q=0', 'br', 'identity', 'gzipx']) {
+      const refused = await fetchDocument(sandbox.app, 'http://localhost', { 'accept-encoding': accept })
+      expect(refused.headers.get('content-encoding'), accept).toBeNull()
+    }
+  })
+
+  test("the webhook's example URL is a documentation address, which no one's service answers", async () => {
+    const document: any = await (await fetchDocument(sandbox.app)).json()
+    const register = document.paths['/api/sandbox/webhook'].post
+    const url = new URL(register.requestBody.content['application/json'].example.url)
+    expect(url.hostname).toMatch(/^192\.0\.2\.\d+$/) // TEST-NET-1, RFC 5737
+    // A sandbox that others can reach refuses it; one on loopback takes it, and its deliveries go nowhere.
+    const hosted = inProcessApp({ HOST: '0.0.0.0' })
+    const refused = await hosted.call('webhook', { url: url.href })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error.details[0].issue).toContain('public addresses')
+    expect((await inProcessApp({ HOST: '127.0.0.1' }).call('webhook', { url: url.href })).status).toBe(200)
+  })
+})
