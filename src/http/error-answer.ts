@@ -14,6 +14,7 @@ import { toApiError } from './error-mapping'
 import { allowedMethod, pathOf } from './paths'
 import { UnreadableBody } from './request-body'
 import { stateOf, type RequestState } from './request-state'
+import { withSessionHint } from './session-hint'
 
 export interface ErrorAnswerDeps {
   config: Pick<Config, 'rateLimit' | 'rateWindowSeconds'>
@@ -37,7 +38,7 @@ export function errorAnswer({ config, clock, storage, log }: ErrorAnswerDeps) {
     .onError({ as: 'global' }, async ({ code, error, request, set }) => {
       const state = stateOf(request)
       const path = pathOf(request.url)
-      const apiError = toApiError(code, error, path, state.requestId, log)
+      const apiError = withSessionHint(toApiError(code, error, path, state.requestId, log), state.implicitSession)
       const rate = state.rate ?? (await allowanceOrFull(state))
       Object.assign(set.headers, rateLimitHeaders(rate, config.rateWindowSeconds, clock()))
       if (apiError.retryAfter !== undefined) set.headers['retry-after'] = String(apiError.retryAfter)

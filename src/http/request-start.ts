@@ -53,6 +53,7 @@ export function requestStart({ config, clock, mode, peerAddress }: RequestStartD
         mode,
         session: null,
         sessionToken: null,
+        implicitSession: null,
         rate: null,
         delayMs: 0,
       })

@@ -8,6 +8,14 @@ import type { ModeModel } from './envelope-model'
 
 export type Mode = typeof ModeModel.static
 
+/**
+ * Why admission opened a session for a call that named none it could use: the call carried no
+ * `sbx_session` cookie, or one this sandbox does not know (forged, changed, another sandbox's, or
+ * of a session forgotten 24 hours after it ended). An ended session it still knows answers
+ * `session_expired` instead, and opens none.
+ */
+export type ImplicitSession = 'no_cookie' | 'unknown_cookie'
+
 export interface RequestState {
   requestId: string
   startedAt: number
@@ -19,6 +27,8 @@ export interface RequestState {
   session: SessionRow | null
   /** The session's cookie token, kept in memory only: it keys the hash of an Idempotency-Key. */
   sessionToken: string | null
+  /** Set when admission opened a session for this call: a reference's "not found" then says why (http/session-hint.ts). */
+  implicitSession: ImplicitSession | null
   rate: RateStatus | null
   /** Milliseconds the answer waits before it is sent (`Sandbox-Delay-Ms`, http/testing-aids.ts). */
   delayMs: number

@@ -68,7 +68,10 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
 
   test('errors are the JSON envelope: policy_not_found for another session or an unknown ref, validation_failed for a field', async ({ request, newClient }) => {
     const { policy } = await issuePolicy(request)
-    const foreign = await expectError(await (await newClient()).post(API.certificate(policy.policy_ref)), 404, 'policy_not_found')
+    // The stranger opens a session first: a call with no cookie would say so in its "not found".
+    const stranger = await newClient()
+    await expectOk(await stranger.post(API.session))
+    const foreign = await expectError(await stranger.post(API.certificate(policy.policy_ref)), 404, 'policy_not_found')
     const unknown = await expectError(await request.post(API.certificate('pol_sbx_00000000000000000000')), 404, 'policy_not_found')
     expect(foreign).toEqual(unknown)
     await expectError(await request.post(API.certificate(policy.policy_ref), { data: { format: 'pdf' } }), 422, 'validation_failed')

@@ -2,7 +2,7 @@
  * `POST /api/sandbox/policy/{policy_ref}/read`: the policy as it stands and every endorsement, and
  * one answer for every ref that does not resolve.
  */
-import { addDays, ages, API, before, expect, expectError, expectOk, issuePolicy, sleep, test, tripFrom, withTimeSpans } from './support/client'
+import { addDays, ages, API, before, expect, expectError, expectOk, fieldsOf, issuePolicy, sleep, test, tripFrom, withTimeSpans } from './support/client'
 
 test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
   test('a new policy reads back as issued: the issue fields, no endorsements, and the read changes nothing', async ({ request }) => {
@@ -56,6 +56,8 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
   test('unknown, malformed, other-session and expired refs all answer the same policy_not_found', async ({ request, newClient, privateServer }) => {
     const { policy } = await issuePolicy(request)
     const other = await newClient()
+    // A session of its own first: a call with no cookie opens one and says so in its "not found".
+    await expectOk(await other.post(API.session))
     const refusals = [
       await other.post(API.read(policy.policy_ref)), // another session's policy
       await request.post(API.read('pol_sbx_00000000000000000000')), // well formed, unknown
@@ -64,6 +66,7 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
     ]
     // A policy whose session has ended, asked for from the session that follows it (2-second
     // sessions; longer ones only if this machine cannot search and issue within one).
+    let afterExpiry: Awaited<ReturnType<typeof other.post>> | undefined
     await withTimeSpans([2, 4, 8], async (seconds) => {
       const short = await privateServer(`read-back-expired-${seconds}`, { SANDBOX_SESSION_TTL_SECONDS: String(seconds) })
       const late = await newClient({ baseURL: short.url })
@@ -71,15 +74,19 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
       const ended = await before(expiresAt, () => issuePolicy(late))
       await sleep(expiresAt - Date.now() + 100)
       // The jar keeps the cookie past the session's end: the first call after it is told so and the
-      // cookie is cleared; the next one opens a new session.
+      // cookie is cleared; the next one, with no cookie, opens a new session.
       await expectError(await late.post(API.read(ended.policy.policy_ref)), 401, 'session_expired')
-      refusals.push(await late.post(API.read(ended.policy.policy_ref)))
+      afterExpiry = await late.post(API.read(ended.policy.policy_ref))
     })
 
     const errors = []
     for (const response of refusals) errors.push(await expectError(response, 404, 'policy_not_found'))
     for (const error of errors) expect(error).toEqual(errors[0])
     expect(errors[0]).not.toHaveProperty('details')
+    // The same answer, plus the hint that the call carried no session cookie.
+    const late = await expectError(afterExpiry!, 404, 'policy_not_found')
+    expect(late.message.startsWith(`${errors[0]!.message} This call carried no session cookie`)).toBe(true)
+    expect(fieldsOf(late)).toEqual(['Cookie'])
   })
 
   test('read takes no fields, and is POST only', async ({ request }) => {

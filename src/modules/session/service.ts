@@ -18,10 +18,15 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
 
-/** The hash of a cookie value that could be a token; anything else is treated as no cookie. */
-export function tokenHashOf(token: unknown): string | null {
-  if (typeof token !== 'string' || token.length === 0 || token.length > 128) return null
-  return hashToken(token)
+/**
+ * The token a cookie value carries, or null for a value that could not be one (treated as no
+ * cookie). In double quotes it is the same token: RFC 6265 allows them, and Java's CookieManager
+ * quotes every cookie whose Set-Cookie has a Max-Age (it takes it for an RFC 2965 cookie).
+ */
+export function tokenOf(value: unknown): string | null {
+  if (typeof value !== 'string') return null
+  const token = value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value
+  return token.length === 0 || token.length > 128 ? null : token
 }
 
 /**
