@@ -7,6 +7,11 @@ import { databaseUrlProblem } from './storage/database-url'
 import { isIP } from 'node:net'
 
 export interface Config {
+  /**
+   * Which defaults apply: `hosted` (a sandbox many partners share: fair-use limits, every interface)
+   * or `local` (one's own machine or CI: the limit lifted, loopback). Variables that are set win.
+   */
+  profile: Profile
   port: number
   host: string
   dbPath: string
@@ -15,6 +20,11 @@ export interface Config {
   /** Upper bound on the database file in MiB; 0 for none. Writes past it answer `storage_unavailable`. */
   dbMaxMegabytes: number
   rateLimit: number
+  /**
+   * The limit in force is the hosted default only because nobody chose one (SANDBOX_RATE_LIMIT
+   * unset, profile hosted): a refusal then says how to lift it for one's own instance.
+   */
+  rateLimitByDefault: boolean
   rateWindowSeconds: number
   sessionTtlSeconds: number
   sweepIntervalSeconds: number
@@ -31,6 +41,12 @@ export interface Config {
    */
   webhookTargets: 'any' | 'public'
 }
+
+export const PROFILES = ['hosted', 'local'] as const
+export type Profile = (typeof PROFILES)[number]
+
+/** The fair-use limit's maximum, which `local` takes: no test suite reaches it. */
+const LIFTED_RATE_LIMIT = 1_000_000_000
 
 export interface UatConfig {
   url: string
@@ -145,8 +161,16 @@ const unset = <Value>(rule: Rule<Value>): Rule<Value | null> => rule
 
 /** Every variable, in the order `--help` and the docs list them. */
 export const SETTINGS = {
+  profile: {
+    name: 'SANDBOX_PROFILE', rule: oneOf(PROFILES), fallback: 'hosted' as Profile,
+    help: 'the defaults: hosted (fair-use limits, every interface) or local (your own machine or CI: limits lifted, loopback); set variables win',
+    more: '(`--local` on the command line, or `npm run start:local`, is `local`)',
+  },
   port: { name: 'PORT', rule: wholeNumber(0, 65_535), fallback: 3000, help: 'port to listen on' },
-  host: { name: 'HOST', rule: hostRule, fallback: '0.0.0.0', help: 'address to listen on' },
+  host: {
+    name: 'HOST', rule: hostRule, fallback: (config: Partial<Config>) => (config.profile === 'local' ? '127.0.0.1' : '0.0.0.0'),
+    shown: '0.0.0.0; 127.0.0.1 when local', help: 'address to listen on',
+  },
   dbPath: {
     name: 'SANDBOX_DB_PATH', rule: text, fallback: 'data/sandbox.db', help: 'the embedded SQLite file (its folder is created); `:memory:` for a throwaway store',
   },
@@ -159,7 +183,10 @@ export const SETTINGS = {
     name: 'SANDBOX_DB_MAX_MB', rule: wholeNumber(0, 1_000_000), fallback: 0, shown: '0: no cap', help: 'cap on the embedded file, in MiB',
     more: '; writes past it answer `503 storage_unavailable` until the sweep frees space. Ignored with `SANDBOX_DATABASE_URL` (size a PostgreSQL server by its own means)',
   },
-  rateLimit: { name: 'SANDBOX_RATE_LIMIT', rule: wholeNumber(1, 1_000_000_000), fallback: 30, help: 'requests per window, per session and per network' },
+  rateLimit: {
+    name: 'SANDBOX_RATE_LIMIT', rule: wholeNumber(1, LIFTED_RATE_LIMIT), fallback: (config: Partial<Config>) => (config.profile === 'local' ? LIFTED_RATE_LIMIT : 30),
+    shown: `30; ${LIFTED_RATE_LIMIT} when local`, help: 'requests per window, per session and per network',
+  },
   rateWindowSeconds: { name: 'SANDBOX_RATE_WINDOW_SECONDS', rule: wholeNumber(1, 86_400), fallback: 600, help: 'the rolling window, in seconds' },
   sessionTtlSeconds: {
     name: 'SANDBOX_SESSION_TTL_SECONDS', rule: wholeNumber(1, 7 * 86_400), fallback: 3600, help: 'session lifetime, in seconds',
@@ -194,13 +221,20 @@ export const SETTINGS = {
 type Settings = typeof SETTINGS
 type ValueOf<Key extends keyof Settings> = Settings[Key] extends Setting<infer Value> ? Value : never
 
-/** A variable's value: its fallback when unset or empty (unless its rule refuses empty values), else what its rule reads. */
+/** Whether a variable is unset: absent, or empty where its rule does not refuse empty values. */
+function isUnset(env: Env, key: keyof Settings): boolean {
+  const setting: Setting<unknown> = SETTINGS[key]
+  const raw = env[setting.name]
+  return raw === undefined || (raw === '' && !setting.rule.refusesEmpty)
+}
+
+/** A variable's value: its fallback when unset, else what its rule reads. */
 function read<Key extends keyof Settings>(env: Env, key: Key, before: Partial<Config>): ValueOf<Key> {
   const setting: Setting<ValueOf<Key>> = SETTINGS[key] as never
-  const raw = env[setting.name]
-  if (raw === undefined || (raw === '' && !setting.rule.refusesEmpty)) {
+  if (isUnset(env, key)) {
     return typeof setting.fallback === 'function' ? (setting.fallback as (config: Partial<Config>) => ValueOf<Key>)(before) : setting.fallback
   }
+  const raw = env[setting.name]!
   if (setting.rule.refusesEmpty && raw.trim() === '') throw new ConfigError(`${setting.name} must not be empty`)
   try {
     return setting.rule.read(raw)
@@ -212,9 +246,19 @@ function read<Key extends keyof Settings>(env: Env, key: Key, before: Partial<Co
   }
 }
 
+/** Flags of the command line, each standing for a variable's value (and winning over the variable). */
+export const FLAGS: Record<string, Env> = { '--local': { SANDBOX_PROFILE: 'local' } }
+
+/** The environment as the command line amends it: `./travel-sandbox --local` needs no variable. */
+export function withFlags(env: Env, args: readonly string[]): Env {
+  return Object.assign({ ...env }, ...args.map((arg) => FLAGS[arg] ?? {}))
+}
+
 export function loadConfig(env: Env): Config {
   const config: Partial<Config> = {}
   const value = <Key extends keyof Settings>(key: Key) => read(env, key, config)
+  // Read first: the defaults of the others depend on it.
+  config.profile = value('profile')
   Object.assign(config, {
     port: value('port'),
     host: value('host'),
@@ -222,6 +266,7 @@ export function loadConfig(env: Env): Config {
     databaseUrl: value('databaseUrl'),
     dbMaxMegabytes: value('dbMaxMegabytes'),
     rateLimit: value('rateLimit'),
+    rateLimitByDefault: config.profile === 'hosted' && isUnset(env, 'rateLimit'),
     rateWindowSeconds: value('rateWindowSeconds'),
     sessionTtlSeconds: value('sessionTtlSeconds'),
     sweepIntervalSeconds: value('sweepIntervalSeconds'),

@@ -8,28 +8,32 @@ import { dirname, resolve } from 'node:path'
 import { createApp, type RuntimeDescription } from './app'
 import { startDeliveries } from './modules/events/delivery'
 import { createLog } from './log'
-import { ConfigError, loadConfig, settingsHelp, type Config } from './config'
+import { ConfigError, FLAGS, loadConfig, settingsHelp, withFlags, type Config } from './config'
 import { FileInUse, describeStorage, openStorage, type OpenEmbedded, type Storage } from './storage'
 import { createServices, type Services } from './modules/services'
 import { DOCS_PATH } from './http/paths'
+import { spokenDuration } from './domain/rate-window'
 import { version } from '../package.json'
 
 const HELP = `travel-sandbox ${version}: the travel protection sandbox (sessions, plan search, policy issue, modify and cancel, events).
 
-Usage: travel-sandbox [--help | --version]
+Usage: travel-sandbox [--local] [--help | --version]
 
-Configuration comes from the environment only (default in brackets):
+  --local    your own machine or CI: the fair-use limit lifted, loopback (SANDBOX_PROFILE=local)
+
+Configuration comes from the environment (default in brackets):
 ${settingsHelp()}
 `
 
-/** `--help` and `--version` print and exit; any other argument is refused. */
+/** `--help` and `--version` print and exit; a flag (`--local`) is configuration; any other argument is refused. */
 function handleArguments(args: string[]): void {
   if (args.includes('--version')) {
     console.log(version)
     process.exit(0)
   }
-  if (args.length > 0) {
-    const unknown = args.find((arg) => arg !== '--help')
+  const others = args.filter((arg) => !Object.hasOwn(FLAGS, arg))
+  if (others.length > 0) {
+    const unknown = others.find((arg) => arg !== '--help')
     if (unknown) console.error(`travel-sandbox: unknown argument ${unknown}`)
     console.log(HELP)
     process.exit(unknown ? 2 : 0)
@@ -78,6 +82,12 @@ function createFolders(folder: string): void {
 const webhookTargets = (config: Config) => config.webhookTargets === 'any'
   ? 'any address, this machine included (SANDBOX_WEBHOOK_TARGETS=public for public ones only)'
   : 'public addresses only (SANDBOX_WEBHOOK_TARGETS=any to deliver to this machine too)'
+
+/** The defaults in force and the fair-use limit, as the start-up line says them: and how to lift a hosted default. */
+function profile(config: Config): string {
+  const limit = `${config.profile} (fair-use limit: ${config.rateLimit} requests per ${spokenDuration(config.rateWindowSeconds)})`
+  return config.rateLimitByDefault ? `${limit}; --local or SANDBOX_PROFILE=local lifts it on your own machine or CI` : limit
+}
 
 /** Message for a failure to listen; also used by entries whose server reports it later (Node). */
 export const listenFailure = (config: Config, error: unknown) =>
@@ -136,13 +146,13 @@ async function storageOrExit(config: Config, runtime: Runtime): Promise<Storage>
 
 export async function start(runtime: Runtime, env: Record<string, string | undefined>, args: string[]): Promise<void> {
   handleArguments(args)
-  const config = configOrExit(env)
+  const config = configOrExit(withFlags(env, args))
   const storage = await storageOrExit(config, runtime)
   const services = createServices({ storage, config })
   const app = createApp(services, runtime)
   const server = serveOrExit(() => runtime.serve(app, config), config)
   const address = openableAddress(config, server.url)
-  log({ level: 'info', msg: 'listening', url: `${address}/`, docs: `${address}${DOCS_PATH}`, db: describeStorage(config), webhooks: webhookTargets(config) })
+  log({ level: 'info', msg: 'listening', url: `${address}/`, docs: `${address}${DOCS_PATH}`, db: describeStorage(config), webhooks: webhookTargets(config), profile: profile(config) })
 
   let sweeping = false
   const sweepTimer = setInterval(async () => {

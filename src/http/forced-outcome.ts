@@ -64,7 +64,7 @@ function failureOf(outcome: ForcedOutcome, rate: RateStatus, now: number, config
       return new ApiError(outcome, `${FAILURE_MESSAGE.session_expired}${FORCED}`)
     case 'rate_limited':
       // Until the binding counter next grows, as a real refusal says; this call itself was counted.
-      return new ApiError(outcome, `${fairUseMessage(rate.limit, config.rateWindowSeconds)}${FORCED}`,
+      return new ApiError(outcome, `${fairUseMessage(rate.limit, config.rateWindowSeconds, config.rateLimitByDefault)}${FORCED}`,
         undefined, Math.max(1, Math.ceil((rate.resetAt - now) / 1000)))
   }
 }

@@ -1,4 +1,4 @@
-import type { APIResponse } from '@playwright/test'
+import type { APIRequestContext, APIResponse } from '@playwright/test'
 import { ages, API, before, expect, expectError, expectOk, policyWindow, rateLimitHeader, raw, searchBody, sessionCookie, sleep, test, tripFrom, uniqueNetwork, withTimeSpans } from './support/client'
 
 const json = { 'content-type': 'application/json' }
@@ -183,3 +183,45 @@ test.describe('fair use with a short window (5 per 2 seconds, or more on a slow 
     })
   })
 })
+
+test.describe('running your own sandbox', () => {
+  const HINT = 'Running your own sandbox? Start it with `npm run start:local` (the binary: `--local`; any build: SANDBOX_PROFILE=local) to lift this limit.'
+  const HOSTED = 'Fair-use limit: 30 requests per 10 minutes per session and per network.'
+
+  /** A forced refusal's message, then a real one's once a fresh session and network spent their 30 calls. */
+  async function refusals(client: APIRequestContext) {
+    await expectOk(await client.post(API.session))
+    // Forced while there is allowance left: once it is spent, the real refusal answers first.
+    const forced = (await expectError(await client.post(API.search, { data: searchBody(), headers: { 'sandbox-outcome': 'rate_limited' } }), 429, 'rate_limited')).message
+    await Promise.all(Array.from({ length: 28 }, async () => expectOk(await client.post(API.search, { data: searchBody() }))))
+    const real = (await refused(client.post(API.search, { data: searchBody() }))).error.message
+    return { real, forced }
+  }
+
+  test('a 429 of a sandbox that kept the hosted defaults says how to lift them; once SANDBOX_RATE_LIMIT is set, even to 30, it does not', async ({ privateServer, newClient }) => {
+    const kept = await privateServer('rate-hosted-defaults')
+    expect(await refusals(await newClient({ baseURL: kept.url }))).toEqual({ real: `${HOSTED} ${HINT}`, forced: `${HOSTED} ${HINT} (forced by the Sandbox-Outcome header)` })
+    expect(listening(kept.stdout()).profile).toContain('hosted (fair-use limit: 30 requests per 10 minutes); --local or SANDBOX_PROFILE=local lifts it')
+
+    const chosen = await privateServer('rate-hosted-chosen', { SANDBOX_RATE_LIMIT: '30' })
+    expect(await refusals(await newClient({ baseURL: chosen.url }))).toEqual({ real: HOSTED, forced: `${HOSTED} (forced by the Sandbox-Outcome header)` })
+    expect(listening(chosen.stdout()).profile).toBe('hosted (fair-use limit: 30 requests per 10 minutes)')
+  })
+
+  for (const [how, env, args] of [['SANDBOX_PROFILE=local', { SANDBOX_PROFILE: 'local' }, []], ['--local', {}, ['--local']]] as const) {
+    test(`${how}: 40 calls on one session and network are all answered, and the start-up line says local`, async ({ privateServer, newClient }) => {
+      const server = await privateServer('rate-local', env, { args: [...args] })
+      const client = await newClient({ baseURL: server.url })
+      const session = await expectOk(await client.post(API.session))
+      expect(session.data.limits.requests).toBe(1_000_000_000)
+      const answers = await Promise.all(Array.from({ length: 39 }, async () => expectOk(await client.post(API.search, { data: searchBody() }))))
+      expect(Math.min(...answers.map((body) => body.meta.rate_limit.remaining))).toBe(1_000_000_000 - 40)
+      expect(listening(server.stdout()).profile).toBe('local (fair-use limit: 1000000000 requests per 10 minutes)')
+    })
+  }
+})
+
+/** The start-up line's fields. */
+function listening(stdout: string): Record<string, string> {
+  return JSON.parse(stdout.split('\n').find((line) => line.includes('"msg":"listening"'))!)
+}

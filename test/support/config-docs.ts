@@ -12,7 +12,7 @@ const END = '<!-- end of the configuration table -->'
 
 /** Each document holding a table, and the variables it lists (all of them when undefined). */
 export const CONFIG_TABLES: Record<string, string[] | undefined> = {
-  'README.md': ['SANDBOX_RATE_LIMIT', 'SANDBOX_RATE_WINDOW_SECONDS', 'SANDBOX_SESSION_TTL_SECONDS', 'SANDBOX_DB_PATH', 'PORT', 'HOST'],
+  'README.md': ['SANDBOX_PROFILE', 'SANDBOX_RATE_LIMIT', 'SANDBOX_RATE_WINDOW_SECONDS', 'SANDBOX_SESSION_TTL_SECONDS', 'SANDBOX_DB_PATH', 'PORT', 'HOST'],
   'docs/operations.md': undefined,
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ConfigError, SETTINGS, loadConfig, settingsHelp, settingsTable } from '../../src/config'
+import { ConfigError, SETTINGS, loadConfig, settingsHelp, settingsTable, withFlags } from '../../src/config'
 import { CONFIG_TABLES, withConfigTable } from '../support/config-docs'
 
 function configError(env: Record<string, string>): ConfigError {
@@ -15,12 +15,14 @@ function configError(env: Record<string, string>): ConfigError {
 describe('loadConfig', () => {
   test('defaults match the contract', () => {
     expect(loadConfig({})).toEqual({
+      profile: 'hosted',
       port: 3000,
       host: '0.0.0.0',
       dbPath: 'data/sandbox.db',
       databaseUrl: null,
       dbMaxMegabytes: 0,
       rateLimit: 30,
+      rateLimitByDefault: true,
       rateWindowSeconds: 600,
       sessionTtlSeconds: 3600,
       sweepIntervalSeconds: 60,
@@ -47,10 +49,49 @@ describe('loadConfig', () => {
         SANDBOX_WEBHOOK_TARGETS: 'public',
       }),
     ).toEqual({
-      port: 8080, host: '127.0.0.1', dbPath: ':memory:', databaseUrl: null, dbMaxMegabytes: 64, rateLimit: 5, rateWindowSeconds: 90,
+      profile: 'hosted', port: 8080, host: '127.0.0.1', dbPath: ':memory:', databaseUrl: null, dbMaxMegabytes: 64, rateLimit: 5, rateLimitByDefault: false, rateWindowSeconds: 90,
       sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, corsOrigins: ['https://tool.example', 'http://localhost:5173'], uat: null,
       webhookTargets: 'public',
     })
+  })
+
+  test('SANDBOX_PROFILE=local lifts the fair-use limit and listens on loopback, so webhooks reach this machine; the rest stays', () => {
+    const hosted = loadConfig({})
+    const local = loadConfig({ SANDBOX_PROFILE: 'local' })
+    expect(local).toEqual({ ...hosted, profile: 'local', host: '127.0.0.1', rateLimit: 1_000_000_000, rateLimitByDefault: false, webhookTargets: 'any' })
+    expect(local.sessionTtlSeconds).toBe(3600)
+    expect(loadConfig({ SANDBOX_PROFILE: 'hosted' })).toEqual(hosted)
+    expect(loadConfig({ SANDBOX_PROFILE: '' })).toEqual(hosted)
+    expect(configError({ SANDBOX_PROFILE: 'ci' }).message).toBe('SANDBOX_PROFILE must be one of hosted, local (got "ci")')
+  })
+
+  test('a variable that is set wins over either profile', () => {
+    const local = loadConfig({ SANDBOX_PROFILE: 'local', HOST: '0.0.0.0', SANDBOX_RATE_LIMIT: '50', SANDBOX_RATE_WINDOW_SECONDS: '60' })
+    expect(local).toMatchObject({ host: '0.0.0.0', rateLimit: 50, rateWindowSeconds: 60, webhookTargets: 'public' })
+    expect(loadConfig({ SANDBOX_PROFILE: 'local', SANDBOX_WEBHOOK_TARGETS: 'public' }).webhookTargets).toBe('public')
+    expect(loadConfig({ SANDBOX_PROFILE: 'local', SANDBOX_TRUST_PROXY: '1' }).webhookTargets).toBe('public')
+    expect(loadConfig({ SANDBOX_PROFILE: 'local', SANDBOX_SESSION_TTL_SECONDS: '120' }).sessionTtlSeconds).toBe(120)
+    expect(loadConfig({ SANDBOX_RATE_LIMIT: '1000000000' }).rateLimit).toBe(1_000_000_000)
+  })
+
+  test('only a hosted limit nobody chose is one a refusal offers to lift', () => {
+    expect(loadConfig({}).rateLimitByDefault).toBe(true)
+    expect(loadConfig({ SANDBOX_RATE_LIMIT: '' }).rateLimitByDefault).toBe(true)
+    // Chosen, even the default's own value: a hosted operator who set it meant it.
+    expect(loadConfig({ SANDBOX_RATE_LIMIT: '30' }).rateLimitByDefault).toBe(false)
+    expect(loadConfig({ SANDBOX_PROFILE: 'local' }).rateLimitByDefault).toBe(false)
+    expect(loadConfig({ SANDBOX_PROFILE: 'local', SANDBOX_RATE_LIMIT: '30' }).rateLimitByDefault).toBe(false)
+  })
+
+  test('--local on the command line is SANDBOX_PROFILE=local, and wins over the variable', () => {
+    expect(loadConfig(withFlags({}, ['--local']))).toEqual(loadConfig({ SANDBOX_PROFILE: 'local' }))
+    expect(loadConfig(withFlags({ SANDBOX_PROFILE: 'hosted' }, ['--local'])).profile).toBe('local')
+    expect(loadConfig(withFlags({ SANDBOX_RATE_LIMIT: '7' }, ['--local'])).rateLimit).toBe(7)
+    expect(loadConfig(withFlags({}, [])).profile).toBe('hosted')
+    expect(loadConfig(withFlags({}, ['--help'])).profile).toBe('hosted')
+    const env = { PORT: '1234' }
+    withFlags(env, ['--local'])
+    expect(env, 'the environment itself is not changed').toEqual({ PORT: '1234' })
   })
 
   test('webhooks deliver anywhere by default only from a sandbox on loopback with its own file and no proxy; another value stops start-up', () => {
@@ -173,7 +214,8 @@ describe('the configuration table', () => {
       // Unset, the variable is its fallback: what both say is the default.
       expect(help).toContain(`[${setting.shown ?? String(setting.fallback)}]`)
     }
-    expect(help).toContain('SANDBOX_RATE_LIMIT                    requests per window, per session and per network [30]')
+    expect(help).toContain('SANDBOX_RATE_LIMIT                    requests per window, per session and per network [30; 1000000000 when local]')
+    expect(help).toContain('HOST                                  address to listen on [0.0.0.0; 127.0.0.1 when local]')
   })
 
   test('loadConfig reads every variable of the table: a value its rule refuses stops start-up, naming it', () => {

@@ -6,6 +6,7 @@
  */
 import type { Config } from '../../config'
 import { fromDayNumber, isoTimestamp, todayDayNumber } from '../../domain/dates'
+import { fairUseMessage } from '../../domain/rate-window'
 import { agesKey } from '../../domain/trip'
 import { FAILURE_MESSAGE, type ErrorCode, type ErrorDetail } from '../../errors'
 import type { Mode } from '../../http/request-state'
@@ -54,7 +55,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, { message: string; details?: ErrorDetail
   idempotency_key_reused: { message: 'This Idempotency-Key was already used with a different request.' },
   idempotency_in_progress: { message: 'A request with this Idempotency-Key is still being processed.' },
   session_expired: { message: FAILURE_MESSAGE.session_expired },
-  rate_limited: { message: 'Fair-use limit: 30 requests per 10 minutes per session and per network.' },
+  rate_limited: { message: fairUseMessage(30, 600, true) },
   not_found: { message: 'No such sandbox endpoint.' },
   method_not_allowed: { message: 'Sandbox calls use POST.' },
   storage_unavailable: { message: FAILURE_MESSAGE.storage_unavailable },

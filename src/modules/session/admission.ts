@@ -16,7 +16,7 @@ import { PATHS } from '../../http/paths'
 import { stateOf } from '../../http/request-state'
 import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
 import type { Storage } from '../../storage/storage'
-import { mintSession, tokenHashOf } from './service'
+import { hashToken, mintSession, tokenOf } from './service'
 
 export interface AdmissionDeps {
   config: Config
@@ -31,9 +31,14 @@ export function sessionAdmission({ config, clock, storage }: AdmissionDeps) {
       const now = (state.admittedAt = clock())
       const explicit = route === PATHS.session
       const sessionCookie = cookie[SESSION_COOKIE]!
+      // Read before a new session's cookie is set over it. An empty value is the cleared cookie that
+      // a client copying Set-Cookie by hand sends back after session_expired: no cookie. Any other
+      // value (garbled included) was sent as one, and is told it is not known rather than missing.
+      const carriedCookie = sessionCookie.value !== undefined && sessionCookie.value !== ''
+      const token = explicit ? null : tokenOf(sessionCookie.value)
       const minted: { token: string | null } = { token: null }
       const admission = await storage.admit({
-        tokenHash: explicit ? null : tokenHashOf(sessionCookie.value),
+        tokenHash: token === null ? null : hashToken(token),
         network: state.network,
         now,
         // Minted only when the storage creates a session: a live cookie needs no new token.
@@ -52,10 +57,11 @@ export function sessionAdmission({ config, clock, storage }: AdmissionDeps) {
       Object.assign(set.headers, rateLimitHeaders(admission.status, config.rateWindowSeconds, now))
       if (admission.kind === 'refused') {
         const { status } = admission
-        throw new ApiError('rate_limited', fairUseMessage(status.limit, config.rateWindowSeconds), undefined, status.retryAfter)
+        throw new ApiError('rate_limited', fairUseMessage(status.limit, config.rateWindowSeconds, config.rateLimitByDefault), undefined, status.retryAfter)
       }
       if (admission.created && minted.token) setSessionCookie(sessionCookie, request, config, minted.token, config.sessionTtlSeconds)
-      state.sessionToken = admission.created ? minted.token : admission.session && String(sessionCookie.value)
+      state.implicitSession = admission.created ? (carriedCookie ? 'unknown_cookie' : 'no_cookie') : null
+      state.sessionToken = admission.created ? minted.token : admission.session && token
       return { sandbox: state }
     })
 }

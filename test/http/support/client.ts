@@ -370,11 +370,11 @@ export const test = base.extend<{
   /** A new API client with an empty cookie jar, calling from its own network (or the one given). */
   newClient: (options?: ClientOptions) => Promise<APIRequestContext>
   /**
-   * Starts a server of the project's target (or of `runtime`) with this configuration, on a
+   * Starts a server of the project's target (or of `runtime`) with this configuration (and `args`), on a
    * scratch database named after `name` (or on `dbPath`: a restart, a second process on one
    * database); killed, and its database files removed, when the test ends.
    */
-  privateServer: (name: string, env?: Record<string, string>, options?: { dbPath?: string; runtime?: Runtime }) => Promise<PrivateServer>
+  privateServer: (name: string, env?: Record<string, string>, options?: { dbPath?: string; runtime?: Runtime; args?: string[] }) => Promise<PrivateServer>
 }, { target: void }>({
   // Servers a test starts itself run the same target as the project (see server.ts).
   target: [async ({}, use, workerInfo) => {
@@ -402,7 +402,7 @@ export const test = base.extend<{
     const starting: Promise<PrivateServer>[] = []
     await use((name, env = {}, options = {}) => {
       const dbPath = options.dbPath ?? scratchDatabase(name)
-      const server = startServer({ SANDBOX_DB_PATH: dbPath, ...env }, options.runtime).then((started) => ({ ...started, dbPath }))
+      const server = startServer({ SANDBOX_DB_PATH: dbPath, ...env }, options.runtime, options.args).then((started) => ({ ...started, dbPath }))
       starting.push(server)
       return server
     })

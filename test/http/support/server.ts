@@ -95,12 +95,12 @@ export function preparePostgres(dbPath: string): Promise<string> {
 }
 
 /**
- * Starts the current target's server (or `runtime`'s) with extra environment, on its own port;
+ * Starts the current target's server (or `runtime`'s) with extra environment (and arguments), on its own port;
  * waits until it answers. On `pg` the server's database is the one that belongs to its
  * `SANDBOX_DB_PATH`: the same path (a restart, a second process) is the same database, a fresh path
  * a new one. Tests get theirs from the `privateServer` fixture, which also stops it.
  */
-export async function startServer(env: Record<string, string>, runtime?: Runtime): Promise<RunningServer> {
+export async function startServer(env: Record<string, string>, runtime?: Runtime, args: string[] = []): Promise<RunningServer> {
   const port = await testPort()
   const target = currentTarget()
   const storage: Record<string, string> = {}
@@ -109,7 +109,7 @@ export async function startServer(env: Record<string, string>, runtime?: Runtime
     Object.assign(storage, { SANDBOX_DB_PATH: path, SANDBOX_DATABASE_URL: await preparePostgres(path) })
   }
   return launch({
-    command: runtime ? runtimeCommand(runtime) : serverCommand(target),
+    command: [...(runtime ? runtimeCommand(runtime) : serverCommand(target)), ...args],
     port,
     // Trusting a proxy makes the default public targets; the suite's receivers are on loopback.
     env: { SANDBOX_TRUST_PROXY: '1', SANDBOX_WEBHOOK_TARGETS: 'any', ...targetEnv(target, HTTP_PORT), ...env, ...storage },
