@@ -5,6 +5,7 @@
  * text where those steps answer with their own details.
  */
 import { t } from 'elysia'
+import { DELAY_SHAPE } from './delay'
 import { literals } from './envelope-model'
 import { FORCED_OUTCOMES_AT, type Route } from './forced-outcome'
 
@@ -22,10 +23,10 @@ export const HEADER_DOCS = {
   },
   'sandbox-delay-ms': {
     name: 'Sandbox-Delay-Ms',
-    description: 'Testing aid for client time-outs: the answer waits this many milliseconds (0 to 10000) before it is sent. '
+    description: 'Testing aid for client time-outs: the answer waits this many milliseconds (0 to 10000, at most 5 digits) before it is sent. '
       + 'The call is done first: a client that gives up has still had it applied (retry with the same `Idempotency-Key`). '
       + 'Checked with `Sandbox-Outcome`, after the rate limit; another value is `validation_failed`.',
-    schema: { pattern: '^[0-9]{1,5}$' },
+    schema: { pattern: DELAY_SHAPE.source },
   },
   'idempotency-key': {
     name: 'Idempotency-Key',

@@ -11,9 +11,15 @@ import type { Delivery } from '../../storage/storage'
 import { CALL_TIMEOUT_MS, postJson } from './outbound'
 import { signatureHeader } from './signature'
 
-/** Seconds before each attempt after the first: 6 attempts over about 12.5 minutes. */
+/** Seconds before each attempt after the first. */
 export const RETRY_DELAYS_S = [1, 5, 30, 120, 600]
 export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1
+/**
+ * The schedule in the words every description of it uses (README, docs/api.md, the OpenAPI
+ * document): `6 attempts over 12.6 minutes (1, 5, 30, 120 and 600 s apart)`.
+ */
+export const RETRY_SCHEDULE = `${MAX_ATTEMPTS} attempts over ${+(RETRY_DELAYS_S.reduce((sum, delay) => sum + delay) / 60).toFixed(1)} minutes `
+  + `(${RETRY_DELAYS_S.slice(0, -1).join(', ')} and ${RETRY_DELAYS_S.at(-1)} s apart)`
 /** Longer than any call, so a claim lapses only when its process is gone. */
 const LEASE_MS = CALL_TIMEOUT_MS * 2
 const POLL_MS = 200

@@ -9,6 +9,7 @@ import { outcomeHeaders } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
 import type { Services } from '../services'
 import type { SessionAdmission } from '../session/admission'
+import { RETRY_SCHEDULE } from './delivery'
 import { EventBody, EventParams, EventsBody, EventsData, ResendData, WebhookBody, WebhookData } from './model'
 import { listEvents, registerWebhook, resendEvent, sendTestEvent } from './service'
 
@@ -22,7 +23,7 @@ export function eventRoutes(admission: SessionAdmission, services: Services) {
       detail: {
         summary: 'Register the webhook endpoint',
         description: 'Every later event of this session is POSTed there, signed with the `secret` answered (once) in `Sandbox-Signature: '
-          + 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, and retried with back-off (6 attempts) until it answers 2xx. '
+          + `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\`, and attempted again until it answers 2xx: ${RETRY_SCHEDULE}. `
           + 'Registering again replaces the endpoint and its secret; `{"url": null}` removes it. The example\'s URL is a documentation '
           + 'address (RFC 5737) that reaches no one: type in your receiver\'s (a sandbox others can reach delivers only to public addresses, '
           + 'and refuses that one).',

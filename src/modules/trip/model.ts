@@ -24,7 +24,12 @@ export const TripModel = t.Object(
     start_date: CalendarDate,
     end_date: CalendarDate,
   },
-  { additionalProperties: false, description: 'The trip: countries and the first and last day of cover.', 'x-issue': 'must be an object' },
+  {
+    additionalProperties: false,
+    description: 'The trip: countries and the first and last day of cover. In a request, `start_date` is from today (UTC) to 365 days '
+      + 'ahead, and `end_date` from `start_date` to 180 days after it (else `trip_too_long`).',
+    'x-issue': 'must be an object',
+  },
 )
 
 export const TravellerModel = t.Object(
