@@ -48,7 +48,7 @@ describe('the OpenAPI document', () => {
   test('the shared shapes are named components, each referred to where it is used and written out nowhere else', async () => {
     const text = await (await fetchDocument(sandbox.app)).text()
     const document = JSON.parse(text)
-    const named = ['Plan', 'Policy', 'IssuedPolicy', 'Trip', 'Traveller', 'Refund', 'Endorsement', 'Event', 'Meta', 'Mode', 'Error', 'ErrorEnvelope']
+    const named = ['Plan', 'Policy', 'IssuedPolicy', 'Trip', 'Traveller', 'Refund', 'Endorsement', 'Event', 'Meta', 'Mode', 'ErrorDetail', 'ErrorEnvelope']
     for (const name of named) {
       expect(document.components.schemas[name], name).toBeDefined()
       expect(text, name).toContain(`"$ref":"#/components/schemas/${name}"`)
@@ -64,12 +64,16 @@ describe('the OpenAPI document', () => {
     expect(text.length).toBeLessThan(150_000)
   })
 
-  test('an answer lists its error codes, though the schema it refers to allows them all', async () => {
+  test('each error status lists only the codes it carries, and any other answer is the envelope with every code', async () => {
     const document: any = await (await fetchDocument(sandbox.app)).json()
-    const notFound = document.paths['/api/sandbox/policy/new'].post.responses['404']
-    expect(notFound.description).toBe('Error codes: `plan_not_found`.')
-    expect(notFound.content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope')
+    const issue = document.paths['/api/sandbox/policy/new'].post.responses
+    expect(issue['404'].description).toBe('Error codes: `plan_not_found`.')
+    expect(issue['404'].content['application/json'].schema.properties.error.properties.code).toEqual({ type: 'string', const: 'plan_not_found' })
+    expect(issue['409'].content['application/json'].schema.properties.error.properties.code.enum).toEqual(['plan_mismatch', 'price_changed'])
+    expect(issue.default.content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope')
     expect(document.components.schemas.Error.properties.code.enum).toContain('plan_not_found')
+    // An answer every route gives the same is written once.
+    expect(issue['429'].$ref).toBe('#/components/responses/RateLimited')
   })
 
   test('servers names the origin the document was fetched from, so a generated client needs no base URL', async () => {

@@ -45,8 +45,11 @@ const NAMED: Record<string, TSchema> = {
   Traveller: TravellerModel,
   Meta: MetaModel,
   Mode: ModeModel,
+  // With every code: each status's answer lists only its own (a client narrows by status), and an
+  // operation's `default` answer is this one.
   ErrorEnvelope: FailureModel,
   Error: FailureModel.properties.error,
+  ErrorDetail: FailureModel.properties.error.properties.details.items,
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
@@ -58,10 +61,6 @@ function canonical(value: unknown): string {
     : inner))
 }
 
-/** A failure envelope: every route's lists only its own codes; the document names one with every code. */
-const isFailureEnvelope = (node: { [key: string]: Json }) =>
-  (node.properties as { ok?: { const?: unknown } } | undefined)?.ok?.const === false && 'error' in (node.properties as object)
-
 /**
  * Replaces every copy of a named shape within `node` with its `$ref`; `skip` is the name of the
  * shape being written under `components`, which is not replaced by a reference to itself.
@@ -71,10 +70,6 @@ function refer(node: Json, names: Map<string, string>, skip?: string): Json {
   if (!node || typeof node !== 'object') return node
   const name = names.get(canonical(node))
   if (name && name !== skip) return { $ref: `#/components/schemas/${name}` }
-  if (skip !== 'ErrorEnvelope' && isFailureEnvelope(node)) {
-    // Which codes this answer carries stays in its description.
-    return { $ref: '#/components/schemas/ErrorEnvelope', ...(typeof node.description === 'string' && { description: node.description }) }
-  }
   // Examples are values, not schemas: a value that looks like a schema stays as it is.
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, key === 'example' || key === 'examples' ? value : refer(value, names, skip)]))
 }

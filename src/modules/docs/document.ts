@@ -15,6 +15,7 @@ import { PATHS } from '../../http/paths'
 import type { Services } from '../services'
 import { exampleEnvelope, exampleFlow, type ExampleFlow } from './examples'
 import { EVENT_TYPES } from '../../domain/events'
+import { RETRY_SCHEDULE } from '../events/delivery'
 import { EventBody } from '../events/model'
 import { withComponents } from './components'
 
@@ -59,6 +60,12 @@ const PDF_ANSWER = {
     'Content-Disposition': '`attachment; filename="policy_certificate_<policy_ref>.pdf"`.',
   }).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
   content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
+}
+
+/** Every operation's `default`: a generated client gets one error type for any status. */
+const ANY_ERROR = {
+  description: 'Any error: the failure envelope (each status above lists the codes it carries).',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
 }
 
 interface Parameter { name: string; in: string; description?: string; schema?: object }
@@ -151,6 +158,7 @@ function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleF
     addExamples(operation, path, flow, config, mode)
   }
   paths[PATHS.certificate.replace(/:(\w+)/g, '{$1}')]!.post!.responses['200'] = PDF_ANSWER
+  for (const [path] of OPERATIONS) paths[path.replace(/:(\w+)/g, '{$1}')]!.post!.responses.default = ANY_ERROR
   return paths
 }
 
@@ -162,7 +170,7 @@ function webhooks(flow: ExampleFlow) {
       operationId: `${type.replace(/[._](\w)/g, (_match, letter: string) => letter.toUpperCase())}Event`,
       tags: ['Events'],
       summary: `The ${type} event`,
-      description: 'POSTed to the registered endpoint; answer 2xx within 5 s, or it is attempted again (6 attempts, then 1, 5, 30, 120 and 600 s apart). '
+      description: `POSTed to the registered endpoint; answer 2xx within 5 s, or it is attempted again: ${RETRY_SCHEDULE}. `
         + 'A resend delivers the same `id` again: drop repeats by `id`.',
       parameters: [
         { name: 'Sandbox-Signature', in: 'header', required: true, schema: { type: 'string' }, description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint\'s secret>`; reject a `t` more than 5 minutes off.' },

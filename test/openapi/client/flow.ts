@@ -1,12 +1,16 @@
 /**
  * @module A partner's program on a client generated from the served OpenAPI document alone
  * (openapi-typescript types in ./schema.d.ts, openapi-fetch calls): session, search, issue, the four
- * scenarios, an error narrowed by status, and a cancellation. test/http/openapi-tools.spec.ts generates the types,
+ * scenarios, read-back, an error narrowed by status, and a cancellation; the plan and the policy
+ * typed by the document's named schemas. test/http/openapi-tools.spec.ts generates the types,
  * type-checks this file (tsconfig.json, strict) and runs it: `bun flow.ts <base url>`.
  */
 import createClient, { type Middleware } from 'openapi-fetch'
-import type { paths } from './schema'
+import type { components, paths } from './schema'
 
+/** The document's named shapes, by name: what search answers plans as and read-back a policy as. */
+type Plan = components['schemas']['Plan']
+type Policy = components['schemas']['Policy']
 type Modify = paths['/api/sandbox/policy/{policy_ref}/modify']['post']
 type ModifyBody = NonNullable<Modify['requestBody']>['content']['application/json']
 /** The error body the document declares for modify at one status. */
@@ -39,7 +43,7 @@ function ok<T>(result: { data?: T; error?: unknown; response: Response }, step: 
 const session = ok(await client.POST('/api/sandbox/session'), 'session')
 const trip = { origin_country: 'IN', destination_country: 'FR', start_date: day(10), end_date: day(20) }
 const search = ok(await client.POST('/api/sandbox/plans/search', { body: { trip, travellers: [{ age: 34 }, { age: 8 }], currency: 'EUR' } }), 'search')
-const plan = search.data.plans[0]
+const plan: Plan | undefined = search.data.plans[0]
 if (!plan) throw new Error('search: no plan')
 // Integers are numbers, not strings: the allowance counts down within the one session.
 const remaining: number = search.meta.rate_limit.remaining
@@ -65,9 +69,9 @@ for (const [index, step] of steps.entries()) {
 
 // Read-back and the certificate, from the document alone: the history typed, the PDF as bytes.
 const path = { params: { path: { policy_ref } } }
-const read = ok(await client.POST('/api/sandbox/policy/{policy_ref}/read', path), 'read')
-const history: { sequence: number; scenario: string; old_value: string | null; new_value: string }[] = read.data.endorsements
-if (history.length !== steps.length || read.data.partner_reference !== 'BK-2') throw new Error('read: not the policy as it stands')
+const policy: Policy = ok(await client.POST('/api/sandbox/policy/{policy_ref}/read', path), 'read').data
+const history: { sequence: number; scenario: string; old_value: string | null; new_value: string }[] = policy.endorsements
+if (history.length !== steps.length || policy.partner_reference !== 'BK-2' || policy.plan_id !== plan.plan_id) throw new Error('read: not the policy as it stands')
 const certificate = await client.POST('/api/sandbox/policy/{policy_ref}/documents/policy_certificate', { ...path, parseAs: 'arrayBuffer' })
 if (new TextDecoder().decode(ok(certificate, 'certificate').slice(0, 5)) !== '%PDF-') throw new Error('certificate: not a PDF')
 
