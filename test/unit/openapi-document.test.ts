@@ -4,6 +4,10 @@
  * write check the document too (test/http/openapi-tools.spec.ts, generated-clients.spec.ts).
  */
 import { describe, expect, test } from 'bun:test'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { gunzipSync } from 'node:zlib'
 import { inProcessApp } from './support/app'
 
@@ -118,4 +122,17 @@ describe('the OpenAPI document', () => {
     expect(refused.body.error.details[0].issue).toContain('public addresses')
     expect((await inProcessApp({ HOST: '127.0.0.1' }).call('webhook', { url: url.href })).status).toBe(200)
   })
+
+  test('Redocly lints it clean: no error, no warning (redocly.yaml: the recommended rules, examples checked against their schemas)', async () => {
+    const root = resolve(import.meta.dir, '../..')
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-openapi-'))
+    try {
+      writeFileSync(join(dir, 'openapi.json'), await (await fetchDocument(sandbox.app, 'http://sandbox.example.org')).text())
+      const lint = spawnSync(join(root, 'node_modules', '.bin', 'redocly'), ['lint', join(dir, 'openapi.json'), '--format', 'summary'], { cwd: root, encoding: 'utf8' })
+      expect(lint.status, lint.stdout + lint.stderr).toBe(0)
+      expect(lint.stdout + lint.stderr).not.toMatch(/warning/i)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })
