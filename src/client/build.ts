@@ -1,9 +1,10 @@
 /**
  * @module Builds the typed client's package in `dist/client` (`npm run build:client`; `npm pack
- * dist/client` makes the tarball a partner installs): the client as one ES module, the declarations
- * its types reach (the app's routes and schemas, emitted by tsc from the source), a package.json
- * whose dependencies are only what the client needs (Eden, and Elysia and TypeBox for the types,
- * never the server's database drivers or PDF library), and its README.
+ * ./dist/client` makes the tarball a partner installs: without the `./`, npm reads `dist/client` as
+ * a GitHub repository): the client as one ES module, the declarations its types reach (the app's
+ * routes and schemas, emitted by tsc from the source), a package.json whose dependencies are only
+ * what the client needs (Eden, and Elysia and TypeBox for the types, never the server's database
+ * drivers or PDF library), and its README.
  */
 import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -77,4 +78,4 @@ emitDeclarations()
 copyDeclarations()
 await bundle()
 manifest()
-console.log(`built ${relative(ROOT, OUT)} (npm pack ${relative(ROOT, OUT)} makes the tarball)`)
+console.log(`built ${relative(ROOT, OUT)} (npm pack ./${relative(ROOT, OUT)} makes the tarball)`)
