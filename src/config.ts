@@ -251,7 +251,7 @@ export const FLAGS: Record<string, Env> = { '--local': { SANDBOX_PROFILE: 'local
 
 /** The environment as the command line amends it: `./travel-sandbox --local` needs no variable. */
 export function withFlags(env: Env, args: readonly string[]): Env {
-  return Object.assign({ ...env }, ...args.map((arg) => FLAGS[arg] ?? {}))
+  return Object.assign({ ...env }, ...args.map((arg) => (Object.hasOwn(FLAGS, arg) ? FLAGS[arg] : {})))
 }
 
 export function loadConfig(env: Env): Config {

@@ -11,7 +11,7 @@ import type { ImplicitSession } from './request-state'
 /** The codes of a reference the session does not have: the ones a lost session explains. */
 const REFERENCE_CODES: ReadonlySet<ErrorCode> = new Set(['plan_not_found', 'policy_not_found', 'event_not_found'])
 
-const GUIDE = 'keep a cookie jar; see docs/api.md#keeping-the-session-cookie'
+const GUIDE = 'keep a cookie jar; the API guide\'s "Keeping the session cookie" (docs/api.md) shows how in fetch, axios, Python and Java'
 
 /** The detail names the request header, as details on `Idempotency-Key` or `Sandbox-Outcome` do. */
 const FIELD = 'Cookie'

@@ -133,7 +133,7 @@ const CLAIMS: Claim[] = [
   },
   {
     file: 'README.md', heading: '## One file, no install: the binary', test: RUN.binary,
-    commands: ['npm run build:binary', './dist/travel-sandbox --help', 'PORT=3000 SANDBOX_DB_PATH=/tmp/sandbox.db ./dist/travel-sandbox &'],
+    commands: ['npm run build:binary', './dist/travel-sandbox --help', 'PORT=3000 SANDBOX_DB_PATH=/tmp/sandbox.db ./dist/travel-sandbox --local &'],
   },
   {
     file: 'README.md', heading: '## In your own CI: lift the limits', test: RUN.ci,

@@ -3,6 +3,7 @@
  * OpenAPI document, and the start-up line names a URL a person can open.
  */
 import { API, expect, expectError, expectOk, test } from './support/client'
+import { portOf, rawExchange } from './support/raw'
 
 const DOCS = '/api/sandbox/docs'
 const SPEC = '/api/sandbox/openapi.json'
@@ -41,4 +42,17 @@ test('the start-up line names the docs page at localhost when the server listens
   expect(listening.docs).toBe(`http://localhost:${port}${DOCS}`)
   expect(listening.url).toBe(`http://localhost:${port}/`)
   expect((await fetch(listening.docs)).status).toBe(200)
+})
+
+test('the OpenAPI document with no usable Host: 200, its servers the origin the runtime saw, else relative', async ({ baseURL }) => {
+  // HTTP/1.0 needs no Host: Bun then hands over a bare path (servers `/`), Node and Deno an origin
+  // of their own making (the socket's address, localhost).
+  const { responses: [old] } = await rawExchange(portOf(baseURL!), [`GET ${SPEC} HTTP/1.0\r\n\r\n`], { deadlineMs: 10_000 })
+  expect(old?.status).toBe(200)
+  expect(old?.headers['content-type']).toBe('application/json')
+  // A Host no URL parser takes (a port out of range): relative on every runtime.
+  const malformed = `GET ${SPEC} HTTP/1.1\r\nHost: x:99999\r\nConnection: close\r\n\r\n`
+  const { responses: [answer] } = await rawExchange(portOf(baseURL!), [malformed], { deadlineMs: 10_000, responses: 1 })
+  expect(answer?.status).toBe(200)
+  expect(JSON.parse(answer!.text).servers).toEqual([{ url: '/', description: 'The sandbox serving this document' }])
 })

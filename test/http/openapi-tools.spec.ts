@@ -400,7 +400,7 @@ test('README walk-through with curl: the script the README shows runs as pasted'
 })
 
 test('README receiver: pasted in order after the walk-through, it verifies a real delivery and refuses a forged one', async ({ privateServer }) => {
-  test.setTimeout(60_000)
+  test.setTimeout(150_000)
   const server = await privateServer('readme-receiver')
   mkdirSync(TMP, { recursive: true })
   const dir = mkdtempSync(join(TMP, 'receiver-'))
@@ -418,7 +418,9 @@ test('README receiver: pasted in order after the walk-through, it verifies a rea
   shell.stdout!.on('data', (chunk) => (output += chunk))
   shell.stderr!.on('data', (chunk) => (output += chunk))
   try {
-    await expect.poll(() => output, { timeout: 30_000 }).toMatch(/^verified \{"id":"evt_[0-9a-f]+","type":"webhook\.test"/m)
+    // Pasted, the receiver may not listen yet when the test event goes: the retries (1, 5 and 30 s
+    // later) deliver it then, so the wait covers the walk-through and three of them.
+    await expect.poll(() => output, { timeout: 100_000 }).toMatch(/^verified \{"id":"evt_[0-9a-f]+","type":"webhook\.test"/m)
     // The test event the last curl printed is the one the receiver verified.
     const sent = /^(\{"ok":true,"mode":"\w+","request_id":"req_[0-9a-f]+","data":(\{"id":"evt_.*?\}),"meta":)/m.exec(output)
     expect(sent, output).not.toBeNull()

@@ -1,22 +1,26 @@
 /**
  * A client that keeps no cookies (Node's fetch, generated clients) opens a new session on every
  * call: a reference it got from an earlier call then answers its usual "not found", and that answer
- * says why (http/session-hint.ts, docs/api.md#keeping-the-session-cookie). With the cookie of a
+ * says why (http/session-hint.ts, docs/api.md's "Keeping the session cookie"). With the cookie of a
  * session that simply lacks the reference, the answer is as it always was.
  */
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { API, call, expect, expectError, expectOk, issuePolicy, searchBody, test, tripFrom, uniqueNetwork, type Reply } from './support/client'
+import { ROOT } from './support/server'
 
 const EVENTS = '/api/sandbox/events'
 const resendPath = (id: string) => `/api/sandbox/events/${id}/resend`
 
 const NO_COOKIE = {
   sentence: 'This call carried no session cookie (sbx_session), so it started a new session: send back the cookie the first call set '
-    + '(keep a cookie jar; see docs/api.md#keeping-the-session-cookie).',
+    + '(keep a cookie jar; the API guide\'s "Keeping the session cookie" (docs/api.md) shows how in fetch, axios, Python and Java).',
   detail: { field: 'Cookie', issue: 'has no sbx_session, so this call started a new session, in which no plan, policy or event of another session resolves' },
 }
 const UNKNOWN_COOKIE = {
   sentence: 'This call carried a session cookie (sbx_session) this sandbox does not know, so it started a new session: send back the cookie '
-    + 'the sandbox set, unchanged (keep a cookie jar; see docs/api.md#keeping-the-session-cookie).',
+    + 'the sandbox set, unchanged (keep a cookie jar; the API guide\'s "Keeping the session cookie" (docs/api.md) shows how in fetch, axios, Python and Java).',
   detail: { field: 'Cookie', issue: 'has an sbx_session this sandbox does not know, so this call started a new session, in which no plan, policy or event of another session resolves' },
 }
 
@@ -79,4 +83,25 @@ test.describe('a reference asked for without the session cookie', () => {
       expect(answer.headers()['set-cookie'], 'no new session').toBeUndefined()
     }
   })
+})
+
+test("the API guide's fetch wrapper keeps the session: search then issue, run by Node as the guide shows it", async ({ privateServer }, info) => {
+  test.skip(info.project.name !== 'bun', 'the guide is the same on every target; it runs once')
+  const server = await privateServer('guide-fetch')
+  const guide = readFileSync(join(ROOT, 'docs', 'api.md'), 'utf8')
+  const section = guide.slice(guide.indexOf('\n### Keeping the session cookie\n'))
+  const snippet = /\n {2}```js\n([\s\S]*?)\n {2}```/.exec(section)?.[1]
+  expect(snippet, 'a js block under "Keeping the session cookie"').toContain('async function sandbox(path, body = {})')
+  const program = `${snippet!.replaceAll('http://localhost:3000', server.url)}
+const day = (offset) => new Date(Date.now() + offset * 864e5).toISOString().slice(0, 10)
+const trip = { origin_country: 'IN', destination_country: 'FR', start_date: day(30), end_date: day(37) }
+const search = await sandbox('/api/sandbox/plans/search', { trip, travellers: [{ age: 34 }] })
+const issued = await sandbox('/api/sandbox/policy/new', { plan_id: search.data.plans[0].plan_id, trip, travellers: [{ age: 34 }] })
+console.log(JSON.stringify(issued))
+`
+  const ran = spawnSync('node', ['--input-type=module', '-e', program], { encoding: 'utf8', timeout: 30_000 })
+  expect(ran.status, ran.stderr).toBe(0)
+  const issued = JSON.parse(ran.stdout)
+  expect(issued.ok, ran.stdout).toBe(true)
+  expect(issued.data.policy_ref).toMatch(/^pol_sbx_[0-9a-f]+$/)
 })

@@ -30,8 +30,8 @@ describe('withSessionHint', () => {
   })
 
   test('names a heading the API guide has', () => {
-    expect(SESSION_HINT.no_cookie.sentence).toContain('docs/api.md#keeping-the-session-cookie')
-    expect(SESSION_HINT.unknown_cookie.sentence).toContain('docs/api.md#keeping-the-session-cookie')
+    expect(SESSION_HINT.no_cookie.sentence).toContain('"Keeping the session cookie" (docs/api.md)')
+    expect(SESSION_HINT.unknown_cookie.sentence).toContain('"Keeping the session cookie" (docs/api.md)')
     expect(readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8')).toMatch(/^#{2,4} Keeping the session cookie$/m)
   })
 

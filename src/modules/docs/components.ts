@@ -106,6 +106,9 @@ function referAnswers(paths: Json, answers: Record<string, Json>): void {
     for (const [status, answer] of Object.entries(operation.responses ?? {})) {
       const codes = /^Error codes: (.*)\.$/.exec((answer as { description?: string }).description ?? '')?.[1]?.match(/[a-z_]+/g)
       if (!codes || uses.get(canonical(answer))! < 2) continue
+      const known = answers[answerName(codes)]
+      // Two answers with the same codes but other words would share a name: keep the second inline.
+      if (known !== undefined && canonical(known) !== canonical(answer)) continue
       answers[answerName(codes)] = answer
       operation.responses![status] = { $ref: `#/components/responses/${answerName(codes)}` }
     }

@@ -65,7 +65,7 @@ const ERROR_EXAMPLES: Record<ErrorCode, { message: string; details?: ErrorDetail
 }
 
 /** The example webhook endpoint. */
-export const WEBHOOK_PLACEHOLDER = 'http://192.0.2.1/sandbox-events'
+const WEBHOOK_PLACEHOLDER = 'http://192.0.2.1/sandbox-events'
 
 /** A reference of the sandbox's own form, fixed so the document is the same all day. */
 const ref = (prefix: string, seed: string) => `${prefix}${seed.repeat(20).slice(0, 20)}`

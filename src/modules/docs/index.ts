@@ -11,6 +11,7 @@ import { Elysia } from 'elysia'
 import swaggerScript from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'text' }
 import swaggerStyle from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' }
 import { todayDayNumber } from '../../domain/dates'
+import { arrivedOverHttps } from '../../http/client-address'
 import { DOCS_PATH, INDEX_PATHS, SPEC_PATH } from '../../http/paths'
 import type { Services } from '../services'
 import { openApiDocument } from './document'
@@ -60,20 +61,25 @@ function frontDoor(version: string) {
 
 /**
  * The origin a client fetched the document from: the request's own, or behind trusted proxies the
- * scheme and host the nearest one forwards. Its `servers` entry, so a generated client needs no base URL.
+ * scheme and host the proxy forwards (read as the cookie's Secure is). Its `servers` entry, so a
+ * generated client needs no base URL. Without a usable Host (HTTP/1.0, a malformed `Host:`) Bun
+ * hands over a bare path: then `/`, the origin the client used, whatever it was.
  */
 function documentOrigin(request: Request, trustProxy: number): string {
+  if (!URL.canParse(request.url)) return '/'
   const own = new URL(request.url)
-  const forwarded = (name: string) => request.headers.get(name)?.split(',').at(-1)?.trim()
-  const proto = trustProxy > 0 ? forwarded('x-forwarded-proto') : undefined
-  const host = trustProxy > 0 ? forwarded('x-forwarded-host') : undefined
-  const candidate = `${proto ?? own.protocol.slice(0, -1)}://${host ?? own.host}`
-  return /^https?:\/\//.test(candidate) && URL.canParse(candidate) ? new URL(candidate).origin : own.origin
+  const host = trustProxy > 0 ? request.headers.get('x-forwarded-host')?.split(',')[0]?.trim() : undefined
+  const candidate = `${arrivedOverHttps(request, trustProxy) ? 'https' : own.protocol.slice(0, -1)}://${host || own.host}`
+  return URL.canParse(candidate) ? new URL(candidate).origin : own.origin
 }
 
-/** Whether an `Accept-Encoding` takes gzip (not refused with `q=0`). */
-const takesGzip = (accept: string | null) =>
-  (accept ?? '').split(',').some((entry) => /^\s*(gzip|\*)\s*(;|$)/i.test(entry) && !/;\s*q=0(\.0*)?\s*$/i.test(entry))
+/** Whether an `Accept-Encoding` takes gzip: named, or `*` when gzip is not named; not with `q=0`. */
+function takesGzip(accept: string | null): boolean {
+  const entries = (accept ?? '').split(',').map((entry) => entry.trim().toLowerCase())
+  const coding = (entry: string) => entry.split(';')[0]!.trim()
+  const chosen = entries.find((entry) => coding(entry) === 'gzip') ?? entries.find((entry) => coding(entry) === '*')
+  return chosen !== undefined && !/;\s*q=0(\.0*)?$/.test(chosen)
+}
 
 /** The document's bytes for one origin, plain and gzipped. */
 interface Served { plain: string; gzipped: Uint8Array<ArrayBuffer> }

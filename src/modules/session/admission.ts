@@ -60,7 +60,7 @@ export function sessionAdmission({ config, clock, storage }: AdmissionDeps) {
         throw new ApiError('rate_limited', fairUseMessage(status.limit, config.rateWindowSeconds, config.rateLimitByDefault), undefined, status.retryAfter)
       }
       if (admission.created && minted.token) setSessionCookie(sessionCookie, request, config, minted.token, config.sessionTtlSeconds)
-      state.implicitSession = admission.created ? (carriedCookie ? 'unknown_cookie' : 'no_cookie') : null
+      state.implicitSession = admission.created && !explicit ? (carriedCookie ? 'unknown_cookie' : 'no_cookie') : null
       state.sessionToken = admission.created ? minted.token : admission.session && token
       return { sandbox: state }
     })
