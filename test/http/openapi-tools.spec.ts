@@ -107,9 +107,10 @@ async function startPrism(document: string, upstream: string) {
   child.stdout.on('data', (chunk) => (output += chunk))
   child.stderr.on('data', (chunk) => (output += chunk))
   const url = `http://127.0.0.1:${port}`
-  for (const deadline = Date.now() + 30_000; ; await sleep(100)) {
+  // Until it answers or exits: its start-up (a Node process reading the whole document) took over
+  // 30 s once on a loaded machine, so only the test's own time-out bounds it.
+  for (;; await sleep(100)) {
     if (child.exitCode !== null) throw new Error(`prism exited:\n${output}`)
-    if (Date.now() > deadline) throw new Error(`prism did not start:\n${output}`)
     if (await fetch(`${url}/healthz`).then(() => true, () => false)) break
   }
   return { url, output: () => output, stop: () => child.kill() }
@@ -134,7 +135,7 @@ async function through(client: APIRequestContext, problems: string[], step: Step
 }
 
 test('validating proxy: every operation, its success and its error statuses pass Prism with no violation', async ({ privateServer, newClient }) => {
-  test.setTimeout(90_000)
+  test.setTimeout(240_000)
   // One server with room for the whole tour; one with a 1-second session and an allowance of 2.
   const [roomy, tight] = await Promise.all([
     privateServer('prism-roomy', { SANDBOX_RATE_LIMIT: '1000' }),
