@@ -16,7 +16,7 @@ export const FORCED_OUTCOME_HEADER = 'sandbox-outcome'
 export const FORCED_OUTCOMES = ['upstream_unavailable', 'upstream_invalid', 'storage_unavailable', 'internal_error', 'session_expired', 'rate_limited'] as const
 export type ForcedOutcome = (typeof FORCED_OUTCOMES)[number]
 
-/** Outcomes of issue that the operation answers itself (policies/service.ts). */
+/** Outcomes of issue that the operation answers itself (policies/issue.ts). */
 export const BUSINESS_OUTCOMES = ['insurer_declined', 'price_changed', 'document_pending'] as const
 export type BusinessOutcome = (typeof BUSINESS_OUTCOMES)[number]
 
