@@ -7,7 +7,7 @@ import { ApiError, FAILURE_MESSAGE, type ErrorDetail } from '../../errors'
 import { todayDayNumber } from '../../domain/dates'
 import { FORCED } from '../../http/forced-outcome'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
-import type { Quote } from '../../storage/storage'
+import type { PolicyRecord, Quote } from '../../storage/storage'
 import { toAmount, type Plan } from '../plans/pricing'
 import { checkedKey, commitOnce, earlierAnswer, fingerprint, upstreamKey } from './idempotency'
 import type { IssueRequest } from './model'
@@ -29,39 +29,12 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
   const earlier = await earlierAnswer<Answer<ReturnType<typeof issuedPayload>>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const quote = await matchingQuote(services, session.id, request)
-  // A forced decline or price change stands in for the insurer's answer at bind: a refusal calls no insurer.
-  if (caller.outcome === 'insurer_declined') throw new ApiError('insurer_declined', `${FAILURE_MESSAGE.insurer_declined}${FORCED}`)
-  const repriced = caller.outcome === 'price_changed' ? Math.round(quote.premiumMinor * REPRICING) : undefined
-  if (repriced !== undefined || request.expected_premium !== undefined) {
-    checkExpectedPremium(services, request.expected_premium, repriced ?? quote.premiumMinor, quote.currency)
-  }
-  const upstream = quote.source === 'uat_gateway'
-    ? await insurerOf(services).issue(
-      { quoteRef: quote.upstreamRef!, trip: request.trip, ages: quote.ages, currency: quote.currency },
-      { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, 'issue') },
-    )
-    : null
+  const repriced = forcedPremium(services, caller, quote, request)
+  const upstream = quote.source === 'uat_gateway' ? await issueUpstream(services, caller, quote, request, key) : null
   const now = services.clock()
   return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
-    const policy = await stores.policies.insert({
-      sessionId: session.id,
-      ref: `pol_sbx_${hexId()}`,
-      svcInsuranceId: `svc_sbx_${hexId()}`,
-      planId: quote.planId,
-      product: quote.product,
-      status: 'issued',
-      trip: request.trip,
-      travellers: request.travellers.map(({ age }) => ({ traveller_ref: `trv_sbx_${hexId()}`, age })),
-      partnerReference: request.partner_reference ?? null,
-      currency: quote.currency,
-      premiumMinor: repriced ?? upstream?.premiumMinor ?? quote.premiumMinor,
-      createdAt: now,
-      updatedAt: now,
-      source: quote.source,
-      upstreamRef: upstream?.upstreamRef ?? null,
-      documentReadyAt: caller.outcome === 'document_pending' ? now + DOCUMENT_DELAY_MS : now,
-      cancellation: null,
-    })
+    const premiumMinor = repriced ?? upstream?.premiumMinor ?? quote.premiumMinor
+    const policy = await stores.policies.insert(newPolicy(caller, quote, request, premiumMinor, upstream?.upstreamRef ?? null, now))
     // A new policy has no endorsement yet: its first one makes it `endorsed`. Its two events are
     // written together (on PostgreSQL, pipelined: one round trip), in this order.
     await Promise.all([
@@ -70,6 +43,50 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
     ])
     return { mode: policy.source, data: issuedPayload(services, policy, now) }
   })
+}
+
+/**
+ * The premium a forced price change sets at bind (undefined without one), once the caller accepts it.
+ * A forced decline or price change stands in for the insurer's answer at bind: a refusal calls no insurer.
+ */
+function forcedPremium(services: Deps, caller: Caller, quote: Quote<Plan>, request: IssueRequest): number | undefined {
+  if (caller.outcome === 'insurer_declined') throw new ApiError('insurer_declined', `${FAILURE_MESSAGE.insurer_declined}${FORCED}`)
+  const repriced = caller.outcome === 'price_changed' ? Math.round(quote.premiumMinor * REPRICING) : undefined
+  if (repriced !== undefined || request.expected_premium !== undefined) {
+    checkExpectedPremium(services, request.expected_premium, repriced ?? quote.premiumMinor, quote.currency)
+  }
+  return repriced
+}
+
+/** Binds a UAT plan's quote at the insurer. */
+async function issueUpstream(services: Deps, caller: Caller, quote: Quote<Plan>, request: IssueRequest, key: string | undefined) {
+  return insurerOf(services).issue(
+    { quoteRef: quote.upstreamRef!, trip: request.trip, ages: quote.ages, currency: quote.currency },
+    { requestId: caller.requestId, idempotencyKey: upstreamKey(caller.session.ref, key, 'issue') },
+  )
+}
+
+/** The policy a bound quote becomes, with references of its own; its certificate later with a forced `document_pending`. */
+function newPolicy(caller: Caller, quote: Quote<Plan>, request: IssueRequest, premiumMinor: number, upstreamRef: string | null, now: number): Omit<PolicyRecord, 'id'> {
+  return {
+    sessionId: caller.session.id,
+    ref: `pol_sbx_${hexId()}`,
+    svcInsuranceId: `svc_sbx_${hexId()}`,
+    planId: quote.planId,
+    product: quote.product,
+    status: 'issued',
+    trip: request.trip,
+    travellers: request.travellers.map(({ age }) => ({ traveller_ref: `trv_sbx_${hexId()}`, age })),
+    partnerReference: request.partner_reference ?? null,
+    currency: quote.currency,
+    premiumMinor,
+    createdAt: now,
+    updatedAt: now,
+    source: quote.source,
+    upstreamRef,
+    documentReadyAt: caller.outcome === 'document_pending' ? now + DOCUMENT_DELAY_MS : now,
+    cancellation: null,
+  }
 }
 
 /**
