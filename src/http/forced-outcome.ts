@@ -4,21 +4,19 @@
  * cannot cause on demand. It is checked once the call is admitted and counted, before the body is
  * read: the forced failure answers whatever the body, and nothing is read, stored or changed.
  * Business outcomes (an insurer's decline, a price change at bind, a late certificate) are answered
- * by the operation itself, where the real case arises: after every check of the body and references.
+ * by the operation itself, where the real case arises: after every check of the body and references
+ * (domain/business-outcomes.ts).
  */
 import type { Config } from '../config'
 import { fairUseMessage, type RateStatus } from '../domain/rate-window'
 import { ApiError, FAILURE_MESSAGE } from '../errors'
+import { BUSINESS_OUTCOMES, FORCED, isBusinessOutcome, type BusinessOutcome } from '../domain/business-outcomes'
 import { PATHS } from './paths'
 
 export const FORCED_OUTCOME_HEADER = 'sandbox-outcome'
 
 export const FORCED_OUTCOMES = ['upstream_unavailable', 'upstream_invalid', 'storage_unavailable', 'internal_error', 'session_expired', 'rate_limited'] as const
 export type ForcedOutcome = (typeof FORCED_OUTCOMES)[number]
-
-/** Outcomes of issue that the operation answers itself (policies/issue.ts). */
-export const BUSINESS_OUTCOMES = ['insurer_declined', 'price_changed', 'document_pending'] as const
-export type BusinessOutcome = (typeof BUSINESS_OUTCOMES)[number]
 
 /** Failures every endpoint can meet: the allowance, the database, our own bugs. */
 const ANYWHERE = ['rate_limited', 'storage_unavailable', 'internal_error'] as const satisfies ForcedOutcome[]
@@ -44,9 +42,6 @@ export const FORCED_OUTCOMES_AT = {
 } as const satisfies Record<string, readonly (ForcedOutcome | BusinessOutcome)[]>
 
 export type Route = keyof typeof FORCED_OUTCOMES_AT
-
-/** Ends the message of every forced outcome. */
-export const FORCED = ' (forced by the Sandbox-Outcome header)'
 
 /** The failure as the sandbox answers it for real; `Retry-After` figures as the real one would give them. */
 function failureOf(outcome: ForcedOutcome, rate: RateStatus, now: number, config: Config): ApiError {
@@ -83,8 +78,4 @@ export function forcedFailure(header: string | null, route: string, rate: RateSt
     ])
   }
   return isBusinessOutcome(outcome) ? undefined : failureOf(outcome, rate, now, config)
-}
-
-export function isBusinessOutcome(header: string | null): header is BusinessOutcome {
-  return (BUSINESS_OUTCOMES as readonly (string | null)[]).includes(header)
 }

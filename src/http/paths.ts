@@ -1,4 +1,5 @@
 /** @module The sandbox's public routes, in one place for the router, the 405 answer and the log. */
+import { POLICY_REF } from '../domain/policy-ref'
 
 export const PATHS = {
   session: '/api/sandbox/session',
@@ -19,9 +20,6 @@ export const DOCS_PATH = '/api/sandbox/docs'
 export const SPEC_PATH = '/api/sandbox/openapi.json'
 /** The front doors, which point to the documentation. */
 export const INDEX_PATHS = ['/', '/api/sandbox'] as const
-
-/** The form of a `policy_ref`, the only reference a path carries. */
-export const POLICY_REF = /^pol_sbx_[0-9a-f]{20}$/
 
 /** A path under one policy: modify, cancel, read-back, the certificate. */
 const POLICY_PATH = /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)$/

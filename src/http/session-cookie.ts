@@ -1,7 +1,7 @@
 /** @module The session cookie (`sbx_session`) and the contract's attributes for it. */
 import type { Cookie } from 'elysia'
 import type { Config } from '../config'
-import { TOMBSTONE_MS } from '../storage/sweep'
+import { TOMBSTONE_MS } from '../domain/session-tombstone'
 import { addressedToLoopback, arrivedOverHttps } from './client-address'
 
 export const SESSION_COOKIE = 'sbx_session'

@@ -1,11 +1,10 @@
 /**
- * @module The expiry sweep's rules, shared by the engines: what it keeps, how much one batch may
- * take, and the loop that runs batches while leaving room for requests.
+ * @module The expiry sweep's rules, shared by the engines: how much one batch may take, and the loop
+ * that runs batches while leaving room for requests. What it keeps of an ended session, and how long,
+ * is domain/session-tombstone.ts.
  */
 import type { SweepResult } from './storage'
 
-/** An expired session's token hash is kept this long, so that a late call still gets `session_expired`. */
-export const TOMBSTONE_MS = 24 * 60 * 60 * 1000
 /**
  * Sessions per batch of each engine: each batch is one short transaction, and requests run between
  * batches. On SQLite a batch holds the write lock on the request thread (about 0.2 ms a session on

@@ -2,7 +2,9 @@
  * The shape of `src/`: layers import only downward, and nothing imports in a loop (docs/development.md,
  * "Layers"). Type-only imports count: they are what a reader follows. The graph is read here rather
  * than by a graph tool, because those read TypeScript through its compiler API, which TypeScript 7
- * no longer has (dependency-cruiser 18 also refuses Node 20); Bun resolves every import.
+ * no longer has (dependency-cruiser 18 also refuses Node 20); Bun resolves every import. Two
+ * seams get a rule of their own: which files of modules/ may import http/, and what http/ may take
+ * from storage/ (below, `SPEAKS_HTTP` and `HTTP_FROM_STORAGE`).
  */
 import { describe, expect, test } from 'bun:test'
 import { Glob } from 'bun'
@@ -24,6 +26,45 @@ const LAYERS: [string, RegExp][] = [
 
 /** `import … from '…'`, `export … from '…'`, `import '…'`, `import('…')`: our own files only. */
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)'(\.{1,2}\/[^']+)'/g
+
+/**
+ * A feature's rules know no HTTP: in modules/, only the files that speak HTTP import http/ (types
+ * too). They are a feature's routes (`modules/<feature>/index.ts`), the admission step
+ * (`modules/session/admission.ts`, a step of the request like http/'s own) and the docs module (it
+ * describes the HTTP contract itself: paths, headers, the envelope). Services, read-back, models and
+ * the rest take what they share with http/ (the business outcomes, a `policy_ref`'s form) from domain/.
+ */
+const SPEAKS_HTTP = /^modules\/(?:[^/]+\/index\.ts$|session\/admission\.ts$|docs\/)/
+
+/**
+ * http/ takes from storage/ only the seam, `storage/storage.ts`, and from it only types (`Storage`,
+ * `SessionRow`) and one value: the seam's error `StorageUnavailable`, which `http/error-mapping.ts`
+ * must recognise (`instanceof`) to answer `storage_unavailable`. No engine, no sweep, no constant: a
+ * rule both need lives in domain/ (how long an ended session is recognised, domain/session-tombstone.ts).
+ */
+const HTTP_FROM_STORAGE = { seam: 'storage/storage.ts', values: ['StorageUnavailable'] }
+
+/** `import|export [type] … from '…'` with its clause, and `import '…'` / `import('…')`, which take the whole module. */
+const STATEMENT = /\b(?:import|export)\s+(type\s+)?([\w$*{},\s]*?)\s*from\s*'(\.{1,2}\/[^']+)'|\bimport\s*\(?\s*'(\.{1,2}\/[^']+)'/g
+
+/** The names a clause takes as values (types left out): `A` → default, `* as A` → *, `{ a, type B, c as d }` → a, c. */
+function valueNames(clause: string): string[] {
+  const named = /\{([^}]*)\}/.exec(clause)?.[1] ?? ''
+  const outer = clause.replace(/\{[^}]*\}/, '').split(',').map((part) => part.trim()).filter(Boolean)
+  return [
+    ...outer.map((part) => (part.startsWith('*') ? '*' : 'default')),
+    ...named.split(',').map((name) => name.trim()).filter((name) => name && !name.startsWith('type ')).map((name) => name.split(/\s+as\s+/)[0]!),
+  ]
+}
+
+/** Each of `file`'s imports of our own files: its target and the names it takes as values. */
+function importsOf(file: string): { target: string; values: string[] }[] {
+  const from = join(SRC, file)
+  return [...readFileSync(from, 'utf8').matchAll(STATEMENT)].map(([, typeOnly, clause, specifier, whole]) => ({
+    target: relative(SRC, Bun.resolveSync((specifier ?? whole)!, dirname(from))),
+    values: whole !== undefined ? ['*'] : typeOnly ? [] : valueNames(clause!),
+  }))
+}
 
 function layerOf(file: string): number {
   const index = LAYERS.findIndex(([, pattern]) => pattern.test(file))
@@ -94,5 +135,29 @@ describe('src/ imports', () => {
 
   test('no feature folders import each other in a loop', () => {
     expect(loops(featureGraph(graph)).map((loop) => loop.join(' -> '))).toEqual([])
+  })
+
+  test('in modules/, only routes, the admission step and the docs module import http/', () => {
+    // Read the graph: a route file imports http/ (a check of nothing would pass).
+    expect(graph.get('modules/policies/index.ts')?.some((target) => target.startsWith('http/'))).toBe(true)
+    const reaching = [...graph].filter(([file]) => file.startsWith('modules/') && !SPEAKS_HTTP.test(file)).flatMap(([file, targets]) =>
+      targets.filter((target) => target.startsWith('http/')).map((target) => `${file} -> ${target}`))
+    expect(reaching).toEqual([])
+  })
+
+  test('http/ takes from storage/ only the seam\'s types and its StorageUnavailable', () => {
+    const taken = [...graph.keys()].filter((file) => file.startsWith('http/')).flatMap((file) =>
+      importsOf(file).filter(({ target }) => target.startsWith('storage/')).map((use) => ({ file, ...use })))
+    // Read the imports: error-mapping.ts takes the error as a value, health.ts takes a type only.
+    expect(taken).toContainEqual({ file: 'http/error-mapping.ts', target: HTTP_FROM_STORAGE.seam, values: ['StorageUnavailable'] })
+    expect(taken).toContainEqual({ file: 'http/health.ts', target: HTTP_FROM_STORAGE.seam, values: [] })
+    const beyond = taken.filter(({ target, values }) => target !== HTTP_FROM_STORAGE.seam || values.some((name) => !HTTP_FROM_STORAGE.values.includes(name)))
+    expect(beyond.map(({ file, target, values }) => `${file} -> ${target} (${values.join(', ') || 'types'})`)).toEqual([])
+  })
+
+  test('the import reader tells values from types', () => {
+    expect(valueNames('{ a, type B, c as d }')).toEqual(['a', 'c'])
+    expect(valueNames('A, { b }')).toEqual(['default', 'b'])
+    expect(valueNames('* as A')).toEqual(['*'])
   })
 })

@@ -19,7 +19,8 @@ import { modifyPolicy } from './modify'
 import { cancelPolicy } from './cancel'
 import type { Answer, Caller } from './operation'
 import { ApiError } from '../../errors'
-import { FORCED_OUTCOME_HEADER, isBusinessOutcome } from '../../http/forced-outcome'
+import { FORCED_OUTCOME_HEADER } from '../../http/forced-outcome'
+import { isBusinessOutcome } from '../../domain/business-outcomes'
 import { isoTimestamp } from '../../domain/dates'
 
 const REPLAYED = { 'idempotent-replayed': 'true' }

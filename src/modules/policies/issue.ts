@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto'
 import { ApiError, FAILURE_MESSAGE, type ErrorDetail } from '../../errors'
 import { todayDayNumber } from '../../domain/dates'
-import { FORCED } from '../../http/forced-outcome'
+import { FORCED } from '../../domain/business-outcomes'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import type { PolicyRecord, Quote } from '../../storage/storage'
 import { toAmount, type Plan } from '../plans/pricing'

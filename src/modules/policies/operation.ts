@@ -4,7 +4,7 @@
  * session's policy a change applies to.
  */
 import { ApiError, FAILURE_MESSAGE } from '../../errors'
-import type { BusinessOutcome } from '../../http/forced-outcome'
+import type { BusinessOutcome } from '../../domain/business-outcomes'
 import type { PolicyRecord, Source, Stores } from '../../storage/storage'
 import type { Services } from '../services'
 import type { InsurerAdapter } from '../insurer/adapter'

@@ -4,7 +4,7 @@
  */
 import { isoTimestamp, todayDayNumber } from '../../domain/dates'
 import { ApiError } from '../../errors'
-import { POLICY_REF } from '../../http/paths'
+import { POLICY_REF } from '../../domain/policy-ref'
 import type { Cancellation, EndorsementRecord, PolicyRecord, PolicyStore } from '../../storage/storage'
 import type { Services } from '../services'
 import { toAmount } from '../plans/pricing'

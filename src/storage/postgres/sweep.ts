@@ -5,7 +5,8 @@
  */
 import type { Sql } from 'postgres'
 import type { SweepResult } from '../storage'
-import { SESSIONS_PER_BATCH, TOMBSTONE_MS } from '../sweep'
+import { TOMBSTONE_MS } from '../../domain/session-tombstone'
+import { SESSIONS_PER_BATCH } from '../sweep'
 import { inTransaction } from './driver'
 
 const BATCH = SESSIONS_PER_BATCH.postgres

@@ -4,7 +4,8 @@
  * still gets `session_expired`; lookups never depend on the sweep having run.
  */
 import type { SweepResult } from '../storage'
-import { SESSIONS_PER_BATCH, TOMBSTONE_MS } from '../sweep'
+import { TOMBSTONE_MS } from '../../domain/session-tombstone'
+import { SESSIONS_PER_BATCH } from '../sweep'
 import type { SqliteConnection } from '../drivers/connection'
 import { inTransaction } from './driver'
 import { rateCounterTidier } from './rate-limits'
