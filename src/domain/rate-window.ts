@@ -60,15 +60,3 @@ export function spokenDuration(seconds: number): string {
   const [amount, unit] = seconds % 3600 === 0 ? [seconds / 3600, 'hour'] : seconds % 60 === 0 ? [seconds / 60, 'minute'] : [seconds, 'second']
   return `${amount} ${unit}${amount === 1 ? '' : 's'}`
 }
-
-/** How to lift a limit that nobody chose: partners who run their own sandbox mostly never meant to keep it. */
-export const LIFT_LIMIT_HINT = 'Running your own sandbox? Start it with `npm run start:local` (the binary: `--local`; any build: SANDBOX_PROFILE=local) to lift this limit.'
-
-/**
- * What a refused call is told of the limit, in the window's own units; with the hint when the limit
- * is the hosted default only because none was set (`Config.rateLimitByDefault`).
- */
-export function fairUseMessage(limit: number, windowSeconds: number, byDefault: boolean): string {
-  const message = `Fair-use limit: ${limit} requests per ${spokenDuration(windowSeconds)} per session and per network.`
-  return byDefault ? `${message} ${LIFT_LIMIT_HINT}` : message
-}

@@ -44,9 +44,10 @@ export function tripProblems(trip: Trip, today: number): ErrorDetail[] {
 export function enforceTripLength(startDate: string, endDate: string): void {
   const length = toDayNumber(endDate)! - toDayNumber(startDate)!
   if (length > MAX_TRIP_DAYS) {
-    throw new ApiError('trip_too_long', `end_date may be at most ${MAX_TRIP_DAYS} days after start_date.`, [
-      { field: 'trip.end_date', issue: `at most ${MAX_TRIP_DAYS} days after start_date` },
-    ])
+    throw new ApiError('trip_too_long', {
+      values: { maxDays: MAX_TRIP_DAYS },
+      details: [{ field: 'trip.end_date', issue: `at most ${MAX_TRIP_DAYS} days after start_date` }],
+    })
   }
 }
 
@@ -54,15 +55,17 @@ export function enforceTripLength(startDate: string, endDate: string): void {
 export function checkTripRequest(request: TripRequest, today: number, currencies: ReadonlySet<string>): void {
   throwIfInvalid(tripProblems(request.trip, today))
   if (request.travellers.length > MAX_TRAVELLERS) {
-    throw new ApiError('too_many_travellers', `At most ${MAX_TRAVELLERS} travellers per trip.`, [
-      { field: 'travellers', issue: `at most ${MAX_TRAVELLERS} travellers` },
-    ])
+    throw new ApiError('too_many_travellers', {
+      values: { max: MAX_TRAVELLERS },
+      details: [{ field: 'travellers', issue: `at most ${MAX_TRAVELLERS} travellers` }],
+    })
   }
   enforceTripLength(request.trip.start_date, request.trip.end_date)
   if (request.currency !== undefined && !currencies.has(request.currency)) {
-    throw new ApiError('unsupported_currency', `Supported currencies: ${[...currencies].join(', ')}.`, [
-      { field: 'currency', issue: 'not a supported currency' },
-    ])
+    throw new ApiError('unsupported_currency', {
+      values: { currencies: [...currencies] },
+      details: [{ field: 'currency', issue: 'not a supported currency' }],
+    })
   }
 }
 

@@ -5,7 +5,7 @@
 import { t, type TSchema } from 'elysia'
 import { Type, type TUnsafe } from '@sinclair/typebox'
 import { withHeaders } from '@elysiajs/openapi'
-import { ERROR_STATUS, type ErrorCode } from '../errors'
+import { ERRORS, type ErrorCode, type ErrorStatus } from '../errors'
 
 /** A union of string literals: the document shows a plain `enum` (t.UnionEnum would add a `default`). */
 export function literals<const Value extends string>(values: readonly Value[], options: { description?: string } = {}) {
@@ -56,7 +56,7 @@ function failureModel<Code extends ErrorCode>(codes: readonly Code[]) {
 }
 
 /** The failure envelope with any code (what the error hook builds). */
-export const FailureModel = failureModel(Object.keys(ERROR_STATUS) as ErrorCode[])
+export const FailureModel = failureModel(Object.keys(ERRORS) as ErrorCode[])
 
 export const successModel = <Data extends TSchema>(data: Data) =>
   t.Object({ ok: t.Literal(true), mode: ModeModel, request_id: RequestId, data, meta: MetaModel })
@@ -82,7 +82,7 @@ const EVERY_ROUTE = [
 ] as const satisfies ErrorCode[]
 type EveryRoute = (typeof EVERY_ROUTE)[number]
 
-type StatusOf<Code extends ErrorCode> = (typeof ERROR_STATUS)[Code]
+type StatusOf<Code extends ErrorCode> = ErrorStatus<Code>
 /** The codes among `Code` that answer with `Status`. */
 type CodesAt<Code extends ErrorCode, Status> = Code extends ErrorCode ? (StatusOf<Code> extends Status ? Code : never) : never
 /** One failure envelope per HTTP status the codes use, each with only its own codes: Eden types each status. */
@@ -95,7 +95,7 @@ type Responses<Data extends TSchema, Code extends ErrorCode> = FailureResponses<
  */
 export function responses<Data extends TSchema, const Code extends ErrorCode = never>(data: Data, codes: readonly Code[]): Responses<Data, Code> {
   const byStatus = new Map<number, ErrorCode[]>()
-  for (const code of [...EVERY_ROUTE, ...codes]) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code])
+  for (const code of [...EVERY_ROUTE, ...codes]) byStatus.set(ERRORS[code].status, [...(byStatus.get(ERRORS[code].status) ?? []), code])
   const failures: Record<number, TSchema> = {}
   for (const [status, list] of byStatus) {
     const retry = list.some((code) => ['rate_limited', 'storage_unavailable', 'upstream_unavailable'].includes(code))

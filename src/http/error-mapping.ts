@@ -3,7 +3,7 @@
  * (routing, validation, parse) and storage faults get their contract code; anything else is an
  * `internal_error` that is logged with the request id and reveals nothing.
  */
-import { ApiError, FAILURE_MESSAGE } from '../errors'
+import { ApiError } from '../errors'
 import type { Log } from '../log'
 import { StorageUnavailable } from '../storage/storage'
 import { allowedMethod } from './paths'
@@ -14,24 +14,24 @@ export function toApiError(code: unknown, error: unknown, path: string, requestI
   switch (code) {
     case 'NOT_FOUND': {
       const allowed = allowedMethod(path)
-      if (allowed === 'POST') return new ApiError('method_not_allowed', 'Sandbox calls use POST.')
-      if (allowed === 'GET') return new ApiError('method_not_allowed', 'The documentation is read with GET.')
-      return new ApiError('not_found', 'No such sandbox endpoint.')
+      if (allowed === 'POST') return new ApiError('method_not_allowed', { variant: 'post' })
+      if (allowed === 'GET') return new ApiError('method_not_allowed', { variant: 'get' })
+      return new ApiError('not_found')
     }
     case 'VALIDATION': {
       const { type, all } = error as { type: string; all: Parameters<typeof detailsFromSchemaErrors>[0] }
       // A path parameter that does not decode (`%E0%A4%A`) is a malformed policy_ref.
-      if (type === 'params') return new ApiError('policy_not_found', 'No policy with this policy_ref exists in this session.')
-      if (type === 'body') return new ApiError('validation_failed', 'The request has invalid fields; see details.', detailsFromSchemaErrors(all))
+      if (type === 'params') return new ApiError('policy_not_found')
+      if (type === 'body') return new ApiError('validation_failed', { variant: 'fields', details: detailsFromSchemaErrors(all) })
       break // an answer that breaks its own schema is our fault, not the caller's
     }
     case 'PARSE':
-      return new ApiError('invalid_json', 'The body is not valid JSON.')
+      return new ApiError('invalid_json', { variant: 'notJson' })
   }
   if (error instanceof StorageUnavailable) {
     log({ level: 'error', request_id: requestId, error: error.message })
-    return new ApiError('storage_unavailable', FAILURE_MESSAGE.storage_unavailable, undefined, 5)
+    return new ApiError('storage_unavailable', { retryAfter: 5 })
   }
   log({ level: 'error', request_id: requestId, error: String(error), stack: (error as Error)?.stack })
-  return new ApiError('internal_error', FAILURE_MESSAGE.internal_error)
+  return new ApiError('internal_error')
 }

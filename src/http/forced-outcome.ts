@@ -8,9 +8,9 @@
  * (domain/business-outcomes.ts).
  */
 import type { Config } from '../config'
-import { fairUseMessage, type RateStatus } from '../domain/rate-window'
-import { ApiError, FAILURE_MESSAGE } from '../errors'
-import { BUSINESS_OUTCOMES, FORCED, isBusinessOutcome, type BusinessOutcome } from '../domain/business-outcomes'
+import type { RateStatus } from '../domain/rate-window'
+import { ApiError } from '../errors'
+import { BUSINESS_OUTCOMES, isBusinessOutcome, type BusinessOutcome } from '../domain/business-outcomes'
 import { PATHS } from './paths'
 
 export const FORCED_OUTCOME_HEADER = 'sandbox-outcome'
@@ -48,19 +48,22 @@ function failureOf(outcome: ForcedOutcome, rate: RateStatus, now: number, config
   switch (outcome) {
     case 'upstream_unavailable':
       // As when the breaker has just opened: the cooldown (60 s, as with no gateway, when none is configured).
-      return new ApiError(outcome, `${FAILURE_MESSAGE.upstream_unavailable}${FORCED}`, undefined, config.uat?.breakerCooldownSeconds ?? 60)
+      return new ApiError(outcome, { variant: 'notAnswering', retryAfter: config.uat?.breakerCooldownSeconds ?? 60, forced: true })
     case 'upstream_invalid':
-      return new ApiError(outcome, `${FAILURE_MESSAGE.upstream_invalid}${FORCED}`)
+      return new ApiError(outcome, { forced: true })
     case 'storage_unavailable':
-      return new ApiError(outcome, `${FAILURE_MESSAGE.storage_unavailable}${FORCED}`, undefined, 5)
+      return new ApiError(outcome, { retryAfter: 5, forced: true })
     case 'internal_error':
-      return new ApiError(outcome, `${FAILURE_MESSAGE.internal_error}${FORCED}`)
+      return new ApiError(outcome, { forced: true })
     case 'session_expired':
-      return new ApiError(outcome, `${FAILURE_MESSAGE.session_expired}${FORCED}`)
+      return new ApiError(outcome, { variant: 'ended', forced: true })
     case 'rate_limited':
       // Until the binding counter next grows, as a real refusal says; this call itself was counted.
-      return new ApiError(outcome, `${fairUseMessage(rate.limit, config.rateWindowSeconds, config.rateLimitByDefault)}${FORCED}`,
-        undefined, Math.max(1, Math.ceil((rate.resetAt - now) / 1000)))
+      return new ApiError(outcome, {
+        values: { limit: rate.limit, windowSeconds: config.rateWindowSeconds, byDefault: config.rateLimitByDefault },
+        retryAfter: Math.max(1, Math.ceil((rate.resetAt - now) / 1000)),
+        forced: true,
+      })
   }
 }
 
@@ -73,9 +76,10 @@ export function forcedFailure(header: string | null, route: string, rate: RateSt
   const allowed: readonly (ForcedOutcome | BusinessOutcome)[] = FORCED_OUTCOMES_AT[route as Route] ?? []
   const outcome = allowed.find((code) => code === header)
   if (!outcome) {
-    return new ApiError('validation_failed', 'The request has invalid fields; see details.', [
-      { field: 'Sandbox-Outcome', issue: `must be one of: ${allowed.join(', ')}` },
-    ])
+    return new ApiError('validation_failed', {
+      variant: 'fields',
+      details: [{ field: 'Sandbox-Outcome', issue: `must be one of: ${allowed.join(', ')}` }],
+    })
   }
   return isBusinessOutcome(outcome) ? undefined : failureOf(outcome, rate, now, config)
 }

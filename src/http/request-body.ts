@@ -13,7 +13,7 @@ export const BODY_DEADLINE_MS = 10_000
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
-const tooLarge = () => new ApiError('payload_too_large', `The body may be at most ${MAX_BODY_BYTES} bytes.`)
+const tooLarge = () => new ApiError('payload_too_large', { values: { maxBytes: MAX_BODY_BYTES } })
 
 /** The parsed JSON body; an empty body reads as `{}`. */
 export async function readJsonBody(request: Request): Promise<unknown> {
@@ -25,7 +25,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   const bytes = whole ? await readDeclared(request) : await readBounded(request)
   if (bytes.length === 0) return {}
   if (!isJsonMediaType(request.headers.get('content-type'))) {
-    throw new ApiError('unsupported_media_type', 'Send the body as application/json.')
+    throw new ApiError('unsupported_media_type')
   }
   let text: string
   let body: unknown
@@ -33,7 +33,7 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     text = UTF8.decode(bytes)
     body = JSON.parse(text)
   } catch {
-    throw new ApiError('invalid_json', 'The body is not valid JSON.')
+    throw new ApiError('invalid_json', { variant: 'notJson' })
   }
   return MAY_NAME_TO_STRING.test(text) ? printable(body) : body
 }
@@ -65,7 +65,7 @@ function isJsonMediaType(header: string | null): boolean {
   return header?.split(';')[0]?.trim().toLowerCase() === 'application/json'
 }
 
-const tooSlow = () => new ApiError('request_timeout', `The body did not arrive within ${BODY_DEADLINE_MS / 1000} seconds.`)
+const tooSlow = () => new ApiError('request_timeout', { values: { seconds: BODY_DEADLINE_MS / 1000 } })
 
 /**
  * The body stream failed: the client went away mid-body, or its chunked encoding is malformed. The
@@ -74,7 +74,7 @@ const tooSlow = () => new ApiError('request_timeout', `The body did not arrive w
  */
 export class UnreadableBody extends ApiError {
   constructor() {
-    super('invalid_json', 'The body could not be read whole: the connection ended or its chunked encoding is malformed.')
+    super('invalid_json', { variant: 'unreadable' })
   }
 }
 

@@ -29,7 +29,7 @@ function refuseHeaderFloods(headers: Headers): void {
     bytes += name.length + value.length + 4
   })
   if (fields > MAX_HEADER_FIELDS || bytes > MAX_HEADER_BYTES) {
-    throw new ApiError('headers_too_large', `At most ${MAX_HEADER_FIELDS} distinct header names and ${MAX_HEADER_BYTES / 1024} KiB of headers.`)
+    throw new ApiError('headers_too_large', { values: { maxNames: MAX_HEADER_FIELDS, maxKiB: MAX_HEADER_BYTES / 1024 } })
   }
 }
 

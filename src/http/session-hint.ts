@@ -5,7 +5,7 @@
  * sends the partner looking at the reference instead of at the cookie. The hint adds a sentence to
  * the message and one detail; status, code and headers stay as they are.
  */
-import { ApiError, type ErrorCode, type ErrorDetail } from '../errors'
+import type { ApiError, ErrorCode, ErrorDetail } from '../errors'
 import type { ImplicitSession } from './request-state'
 
 /** The codes of a reference the session does not have: the ones a lost session explains. */
@@ -32,5 +32,5 @@ export const SESSION_HINT: Record<ImplicitSession, { sentence: string; detail: E
 export function withSessionHint(error: ApiError, implicitSession: ImplicitSession | null): ApiError {
   if (implicitSession === null || !REFERENCE_CODES.has(error.code)) return error
   const { sentence, detail } = SESSION_HINT[implicitSession]
-  return new ApiError(error.code, `${error.message} ${sentence}`, [...(error.details ?? []), detail], error.retryAfter)
+  return error.withAddition(sentence, detail)
 }

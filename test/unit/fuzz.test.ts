@@ -20,7 +20,7 @@ import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
-import { ERROR_STATUS, type ErrorCode } from '../../src/errors'
+import { ERRORS, type ErrorCode } from '../../src/errors'
 import { createServices } from '../../src/modules/services'
 import { withStorage } from './support/storage'
 import { START_MS } from './support/app'
@@ -100,8 +100,8 @@ function envelopeProblems(answer: Answer): string[] {
   } else {
     check(body.ok === false, 'ok boolean')
     const code = body.error?.code
-    check(Object.hasOwn(ERROR_STATUS, code), `error.code ${code} in the contract list`)
-    check(ERROR_STATUS[code as ErrorCode] === answer.status, `status ${answer.status} for ${code}`)
+    check(Object.hasOwn(ERRORS, code), `error.code ${code} in the contract list`)
+    check(ERRORS[code as ErrorCode].status === answer.status, `status ${answer.status} for ${code}`)
     check(typeof body.error?.message === 'string' && body.error.message.length > 0, 'error.message')
     const errorKeys = Object.keys(body.error ?? {}).filter((key) => !['code', 'message', 'details'].includes(key))
     check(errorKeys.length === 0, `extra error fields ${errorKeys}`)

@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { Value } from '@sinclair/typebox/value'
-import { ApiError } from '../../src/errors'
+import { ApiError, ERRORS } from '../../src/errors'
 import { FailureModel } from '../../src/http/envelope-model'
 import { SESSION_HINT, withSessionHint } from '../../src/http/session-hint'
 import { START_MS, expectFailure, inProcessApp, tripFrom } from './support/app'
@@ -21,12 +21,15 @@ const issueBody = () => ({ plan_id: 'plan_not_searched', trip: tripFrom(START_MS
 
 describe('withSessionHint', () => {
   test('adds the sentence and the detail to a reference not found, after what it had', () => {
-    const error = new ApiError('plan_not_found', 'No plan.', [{ field: 'plan_id', issue: 'was not returned' }])
+    const error = new ApiError('plan_not_found', { variant: 'notSearched', details: [{ field: 'plan_id', issue: 'was not returned' }] })
     const hinted = withSessionHint(error, 'no_cookie')
+    expect(hinted).toBeInstanceOf(ApiError)
     expect(hinted.status).toBe(404)
     expect(hinted.code).toBe('plan_not_found')
-    expect(hinted.message).toBe(`No plan. ${SESSION_HINT.no_cookie.sentence}`)
+    expect(hinted.message).toBe(`${ERRORS.plan_not_found.messages.notSearched} ${SESSION_HINT.no_cookie.sentence}`)
     expect(hinted.details).toEqual([{ field: 'plan_id', issue: 'was not returned' }, SESSION_HINT.no_cookie.detail])
+    expect(error.message).toBe(ERRORS.plan_not_found.messages.notSearched)
+    expect(error.details).toEqual([{ field: 'plan_id', issue: 'was not returned' }])
   })
 
   test('names a heading the API guide has', () => {
@@ -36,11 +39,15 @@ describe('withSessionHint', () => {
   })
 
   test('leaves every other error, and a call that used its session, as they are', () => {
-    for (const code of ['validation_failed', 'plan_mismatch', 'not_found', 'session_expired', 'rate_limited'] as const) {
-      const error = new ApiError(code, 'As it was.')
-      expect(withSessionHint(error, 'no_cookie')).toBe(error)
-    }
-    const error = new ApiError('policy_not_found', 'As it was.')
+    const others = [
+      new ApiError('validation_failed', { variant: 'fields' }),
+      new ApiError('plan_mismatch'),
+      new ApiError('not_found'),
+      new ApiError('session_expired', { variant: 'ended' }),
+      new ApiError('rate_limited', { values: { limit: 30, windowSeconds: 600, byDefault: false }, retryAfter: 5 }),
+    ]
+    for (const error of others) expect(withSessionHint(error, 'no_cookie')).toBe(error)
+    const error = new ApiError('policy_not_found')
     expect(withSessionHint(error, null)).toBe(error)
   })
 })

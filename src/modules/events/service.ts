@@ -62,7 +62,7 @@ export async function registerWebhook(services: Deps, session: Session, network:
 
 async function requireWebhook(stores: Stores, sessionId: number): Promise<void> {
   if (!(await stores.webhooks.find(sessionId))) {
-    throw new ApiError('webhook_not_registered', 'Register a webhook endpoint first (POST /api/sandbox/webhook).')
+    throw new ApiError('webhook_not_registered')
   }
 }
 
@@ -82,7 +82,7 @@ export async function resendEvent(services: Deps, session: Session, ref: string)
   const now = services.clock()
   await inLiveSession(services.storage, session.id, now, async (stores) => {
     const event = EVENT_ID.test(ref) ? await stores.events.find(session.id, ref) : undefined
-    if (!event || event.at > now) throw new ApiError('event_not_found', 'No event with this id exists in this session.')
+    if (!event || event.at > now) throw new ApiError('event_not_found')
     await requireWebhook(stores, session.id)
     await stores.events.requeue(event.id, now)
   })

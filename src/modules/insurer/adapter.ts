@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { Value } from '@sinclair/typebox/value'
-import { ApiError, FAILURE_MESSAGE } from '../../errors'
+import { ApiError } from '../../errors'
 import type { UatConfig } from '../../config'
 import type { Trip } from '../../domain/trip'
 import mapping from '../../../data/insurer-products.json'
@@ -40,11 +40,11 @@ const COVERS: Record<string, string | undefined> = mapping.cover_codes
  * `field`; any other refusal is the insurer's problem.
  */
 const FAULTS: Record<string, (field: string) => ApiError> = {
-  NOT_COVERED: (field) => new ApiError('scenario_not_applicable', 'The plan does not cover the corrected trip.', [{ field, issue: 'is outside the cover of this plan' }]),
-  QUOTE_NOT_FOUND: (field) => new ApiError('plan_not_found', 'The insurer no longer knows this plan; search again.', [{ field, issue: 'is no longer known to the insurer' }]),
-  POLICY_NOT_FOUND: () => new ApiError('policy_not_found', 'No policy with this policy_ref exists in this session.'),
-  DECLINED: () => new ApiError('insurer_declined', FAILURE_MESSAGE.insurer_declined),
-  POLICY_CANCELLED: () => new ApiError('policy_cancelled', FAILURE_MESSAGE.policy_cancelled),
+  NOT_COVERED: (field) => new ApiError('scenario_not_applicable', { variant: 'notCovered', details: [{ field, issue: 'is outside the cover of this plan' }] }),
+  QUOTE_NOT_FOUND: (field) => new ApiError('plan_not_found', { variant: 'unknownToInsurer', details: [{ field, issue: 'is no longer known to the insurer' }] }),
+  POLICY_NOT_FOUND: () => new ApiError('policy_not_found'),
+  DECLINED: () => new ApiError('insurer_declined'),
+  POLICY_CANCELLED: () => new ApiError('policy_cancelled'),
 }
 
 export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: ClientDeps): InsurerAdapter {

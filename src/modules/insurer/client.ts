@@ -3,7 +3,7 @@
  * backoff (every call carries an idempotency key, so a retry never issues twice upstream), and a
  * circuit breaker so that a dead insurer is answered for at once instead of waited on.
  */
-import { ApiError, FAILURE_MESSAGE } from '../../errors'
+import { ApiError } from '../../errors'
 import type { UatConfig } from '../../config'
 import type { Log } from '../../log'
 import { circuitBreaker } from './breaker'
@@ -35,11 +35,11 @@ export function insurerClient(config: UatConfig, deps: ClientDeps) {
   const send = deps.fetch ?? fetch
 
   const unavailable = () =>
-    new ApiError('upstream_unavailable', FAILURE_MESSAGE.upstream_unavailable, undefined, breaker.retryAfter())
+    new ApiError('upstream_unavailable', { variant: 'notAnswering', retryAfter: breaker.retryAfter() })
 
   function invalid(call: InsurerCall, reason: string): ApiError {
     deps.log({ level: 'warn', request_id: call.requestId, msg: 'insurer answer rejected', reason })
-    return new ApiError('upstream_invalid', FAILURE_MESSAGE.upstream_invalid)
+    return new ApiError('upstream_invalid')
   }
 
   /** One attempt: the parsed JSON of a 2xx, an InsurerFault for a 4xx, or RETRY when worth retrying. */

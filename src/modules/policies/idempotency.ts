@@ -42,7 +42,7 @@ async function stored<T>(store: IdempotencyStore, sessionId: number, key: string
   const first = await store.find(sessionId, key)
   if (!first) return undefined
   if (first.fingerprint !== print) {
-    throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request.')
+    throw new ApiError('idempotency_key_reused')
   }
   return { data: first.response as T, replayed: true }
 }

@@ -51,7 +51,7 @@ function answer<Result extends { data: Answer<unknown>; replayed: boolean }>(san
 /** `document_not_ready` until the certificate's `ready_at`, with the seconds left as `Retry-After`. */
 function refuseUntilReady(readyAt: number, now: number): void {
   if (now >= readyAt) return
-  throw new ApiError('document_not_ready', `The certificate is not ready yet; it will be at ${isoTimestamp(readyAt)}.`, undefined, Math.ceil((readyAt - now) / 1000))
+  throw new ApiError('document_not_ready', { values: { readyAt: isoTimestamp(readyAt) }, retryAfter: Math.ceil((readyAt - now) / 1000) })
 }
 
 export function policyRoutes(admission: SessionAdmission, services: Services) {

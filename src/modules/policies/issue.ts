@@ -3,9 +3,8 @@
  * simulation catalogue or, for a UAT plan, by the insurer through the gateway.
  */
 import { randomBytes } from 'node:crypto'
-import { ApiError, FAILURE_MESSAGE, type ErrorDetail } from '../../errors'
+import { ApiError, type ErrorDetail } from '../../errors'
 import { todayDayNumber } from '../../domain/dates'
-import { FORCED } from '../../domain/business-outcomes'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import type { PolicyRecord, Quote } from '../../storage/storage'
 import { toAmount, type Plan } from '../plans/pricing'
@@ -50,7 +49,7 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
  * A forced decline or price change stands in for the insurer's answer at bind: a refusal calls no insurer.
  */
 function forcedPremium(services: Deps, caller: Caller, quote: Quote<Plan>, request: IssueRequest): number | undefined {
-  if (caller.outcome === 'insurer_declined') throw new ApiError('insurer_declined', `${FAILURE_MESSAGE.insurer_declined}${FORCED}`)
+  if (caller.outcome === 'insurer_declined') throw new ApiError('insurer_declined', { forced: true })
   const repriced = caller.outcome === 'price_changed' ? Math.round(quote.premiumMinor * REPRICING) : undefined
   if (repriced !== undefined || request.expected_premium !== undefined) {
     checkExpectedPremium(services, request.expected_premium, repriced ?? quote.premiumMinor, quote.currency)
@@ -98,10 +97,10 @@ function checkExpectedPremium(services: Deps, expected: number | undefined, prem
   // Equal to the minor unit, not merely rounding to it: 19.186 does not accept 19.19.
   if (expected !== undefined && Math.abs(expected * 10 ** minorUnit - premiumMinor) < 1e-6) return
   const amount = toAmount(services.catalogue, premiumMinor, currency).toFixed(minorUnit)
-  throw new ApiError('price_changed', `The premium at bind is ${amount} ${currency}, not the one expected; nothing was issued. `
-    + `Issue again with "expected_premium": ${amount} to accept it.`, [
-    { field: 'expected_premium', issue: `must be ${amount}, the premium at bind, to accept it` },
-  ])
+  throw new ApiError('price_changed', {
+    values: { amount, currency },
+    details: [{ field: 'expected_premium', issue: `must be ${amount}, the premium at bind, to accept it` }],
+  })
 }
 
 /**
@@ -111,14 +110,15 @@ async function matchingQuote(services: Deps, sessionId: number, request: IssueRe
   const quote = await services.storage.quotes.find<Plan>(sessionId, request.plan_id)
   if (!quote) {
     await refuseEndedSession(services, sessionId)
-    throw new ApiError('plan_not_found', 'No plan search in this session returned this plan_id.', [
-      { field: 'plan_id', issue: 'was not returned by a plan search in this session' },
-    ])
+    throw new ApiError('plan_not_found', {
+      variant: 'notSearched',
+      details: [{ field: 'plan_id', issue: 'was not returned by a plan search in this session' }],
+    })
   }
   const mismatches = tripDifferences(quote.trip, request.trip)
   if (quote.ages.join() !== agesKey(request.travellers).join()) mismatches.push({ field: 'travellers', issue: 'ages differ from the search that returned this plan' })
   if (mismatches.length > 0) {
-    throw new ApiError('plan_mismatch', 'The trip or traveller ages differ from the search that returned this plan_id.', mismatches)
+    throw new ApiError('plan_mismatch', { details: mismatches })
   }
   return quote
 }

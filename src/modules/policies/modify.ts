@@ -81,9 +81,10 @@ function simulatedPremium(services: Deps, policy: PolicyRecord, trip: Trip): num
   const definition = services.catalogue.plans.find((plan) => plan.product === policy.product)!
   const paise = premiumInPaise(services.catalogue, definition, trip, agesKey(policy.travellers))
   if (paise === null) {
-    throw new ApiError('scenario_not_applicable', 'The plan does not cover the corrected trip.', [
-      { field: 'destination_country', issue: 'is outside the cover of this plan' },
-    ])
+    throw new ApiError('scenario_not_applicable', {
+      variant: 'notCovered',
+      details: [{ field: 'destination_country', issue: 'is outside the cover of this plan' }],
+    })
   }
   return toMinorUnits(services.catalogue, paise, policy.currency)
 }

@@ -3,7 +3,7 @@
  * services they need, the insurer of a UAT plan or policy, the event a change writes, and the
  * session's policy a change applies to.
  */
-import { ApiError, FAILURE_MESSAGE } from '../../errors'
+import { ApiError } from '../../errors'
 import type { BusinessOutcome } from '../../domain/business-outcomes'
 import type { PolicyRecord, Source, Stores } from '../../storage/storage'
 import type { Services } from '../services'
@@ -35,7 +35,7 @@ export type Deps = Pick<Services, 'storage' | 'clock' | 'catalogue' | 'insurer'>
 
 /** The insurer for a UAT-sourced plan or policy; without a gateway it cannot be reached. */
 export function insurerOf(services: Deps): InsurerAdapter {
-  if (!services.insurer) throw new ApiError('upstream_unavailable', 'This plan or policy came from the test insurer, and no gateway is configured.', undefined, 60)
+  if (!services.insurer) throw new ApiError('upstream_unavailable', { variant: 'noGateway', retryAfter: 60 })
   return services.insurer
 }
 
@@ -70,7 +70,7 @@ export async function replayOrRefuse<T>(services: Deps, sessionId: number, key: 
   throw cancelled()
 }
 
-const cancelled = () => new ApiError('policy_cancelled', FAILURE_MESSAGE.policy_cancelled)
+const cancelled = () => new ApiError('policy_cancelled')
 
 export function refuseCancelled(policy: PolicyRecord): PolicyRecord {
   if (policy.status === 'cancelled') throw cancelled()

@@ -75,7 +75,7 @@ function endorsementView(services: Pick<Services, 'catalogue'>, currency: string
 /** The policy of this session with this ref; malformed, unknown and foreign refs look the same. */
 export async function findPolicy(policies: PolicyStore, sessionId: number, ref: string): Promise<PolicyRecord> {
   const policy = POLICY_REF.test(ref) ? await policies.find(sessionId, ref) : undefined
-  if (!policy) throw new ApiError('policy_not_found', 'No policy with this policy_ref exists in this session.')
+  if (!policy) throw new ApiError('policy_not_found')
   return policy
 }
 

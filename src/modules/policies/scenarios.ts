@@ -2,7 +2,7 @@
  * @module The four correction scenarios (domain/scenarios.ts): what each may change.
  * Pure rules on a policy's current trip; pricing and storage are the service's business.
  */
-import { ApiError, throwIfInvalid, type ErrorDetail } from '../../errors'
+import { ApiError, throwIfInvalid, type ErrorDetail, type ErrorWording } from '../../errors'
 import { isAssignedCountry } from '../../domain/countries'
 import { toDayNumber } from '../../domain/dates'
 import { enforceTripLength, type Trip } from '../../domain/trip'
@@ -30,8 +30,10 @@ export function checkScenarioFields(request: ModifyRequest): void {
   throwIfInvalid(problems)
 }
 
-const notApplicable = (message: string, field: string, issue: string) =>
-  new ApiError('scenario_not_applicable', message, [{ field, issue }])
+type NotApplicable = ErrorWording<'scenario_not_applicable'>['variant']
+
+const notApplicable = (variant: NotApplicable, field: string, issue: string) =>
+  new ApiError('scenario_not_applicable', { variant, details: [{ field, issue }] })
 
 /** The policy's trip and reference after the correction, or why the correction does not fit. */
 export function applyScenario(current: { trip: Trip; partnerReference: string | null }, request: ModifyRequest): Correction {
@@ -42,10 +44,10 @@ export function applyScenario(current: { trip: Trip; partnerReference: string | 
       const to = request.new_end_date
       const [end, next, start] = [toDayNumber(trip.end_date)!, toDayNumber(to)!, toDayNumber(trip.start_date)!]
       if (request.scenario === 'extend_end_date' && next <= end) {
-        throw notApplicable('An extension needs a date after the current end date.', 'new_end_date', `must be after ${trip.end_date}`)
+        throw notApplicable('extendEarlier', 'new_end_date', `must be after ${trip.end_date}`)
       }
       if (request.scenario === 'shorten_end_date' && (next >= end || next < start)) {
-        throw notApplicable('Shortening needs a date before the current end date and not before the start date.', 'new_end_date',
+        throw notApplicable('shortenOutside', 'new_end_date',
           `must be from ${trip.start_date} to the day before ${trip.end_date}`)
       }
       enforceTripLength(trip.start_date, to)
@@ -53,18 +55,18 @@ export function applyScenario(current: { trip: Trip; partnerReference: string | 
     }
     case 'correct_destination': {
       const to = request.destination_country
-      refuseNoChange(trip.destination_country, to, 'The destination is already that country.', 'destination_country', 'the current destination')
+      refuseNoChange(trip.destination_country, to, 'sameDestination', 'destination_country', 'the current destination')
       return { ...current, trip: { ...trip, destination_country: to }, changes: { destination_country: { from: trip.destination_country, to } } }
     }
     case 'correct_partner_reference': {
       const to = request.partner_reference
-      refuseNoChange(current.partnerReference, to, 'The partner reference is already that value.', 'partner_reference', 'the current partner_reference')
+      refuseNoChange(current.partnerReference, to, 'samePartnerReference', 'partner_reference', 'the current partner_reference')
       return { ...current, partnerReference: to, changes: { partner_reference: { from: current.partnerReference, to } } }
     }
   }
 }
 
 /** `scenario_not_applicable` for a correction that would change nothing. */
-function refuseNoChange(from: string | null, to: string, message: string, field: string, currently: string): void {
-  if (to === from) throw notApplicable(message, field, `must differ from ${currently}`)
+function refuseNoChange(from: string | null, to: string, variant: NotApplicable, field: string, currently: string): void {
+  if (to === from) throw notApplicable(variant, field, `must differ from ${currently}`)
 }

@@ -9,9 +9,8 @@
  */
 import { Elysia } from 'elysia'
 import type { Config } from '../../config'
-import { ApiError, FAILURE_MESSAGE } from '../../errors'
+import { ApiError } from '../../errors'
 import { rateLimitHeaders } from '../../http/envelope'
-import { fairUseMessage } from '../../domain/rate-window'
 import { PATHS } from '../../http/paths'
 import { stateOf } from '../../http/request-state'
 import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
@@ -50,14 +49,17 @@ export function sessionAdmission({ config, clock, storage }: AdmissionDeps) {
       })
       if (admission.kind === 'expired') {
         setSessionCookie(sessionCookie, request, config, null, 0)
-        throw new ApiError('session_expired', FAILURE_MESSAGE.session_expired)
+        throw new ApiError('session_expired', { variant: 'ended' })
       }
       state.session = admission.session
       state.rate = admission.status
       Object.assign(set.headers, rateLimitHeaders(admission.status, config.rateWindowSeconds, now))
       if (admission.kind === 'refused') {
         const { status } = admission
-        throw new ApiError('rate_limited', fairUseMessage(status.limit, config.rateWindowSeconds, config.rateLimitByDefault), undefined, status.retryAfter)
+        throw new ApiError('rate_limited', {
+          values: { limit: status.limit, windowSeconds: config.rateWindowSeconds, byDefault: config.rateLimitByDefault },
+          retryAfter: status.retryAfter,
+        })
       }
       if (admission.created && minted.token) setSessionCookie(sessionCookie, request, config, minted.token, config.sessionTtlSeconds)
       state.implicitSession = admission.created && !explicit ? (carriedCookie ? 'unknown_cookie' : 'no_cookie') : null

@@ -64,4 +64,4 @@ export function inLiveSession<T>(storage: Storage, sessionId: number, now: numbe
 }
 
 export const sessionEnded = () =>
-  new ApiError('session_expired', 'This session ended while the request was in flight. Start a new session.')
+  new ApiError('session_expired', { variant: 'endedInFlight' })

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
 import type { Runtime } from '../../../bench/launch'
-import { ERROR_STATUS } from '../../../src/errors'
+import { ERRORS } from '../../../src/errors'
 import { ROOT, currentTarget, removeDatabase, scratchDatabase, startServer, type RunningServer } from './server'
 import { expectedMode } from './targets'
 import { LEAK_PATTERNS } from '../../support/leaks'
@@ -252,7 +252,7 @@ function errorChecks(answer: Answer, status: number, code: string) {
     const error = body.error ?? {}
     check(answer.status === status, `status ${status}`)
     check(error.code === code, `code ${code}`)
-    check(Object.hasOwn(ERROR_STATUS, error.code) && ERROR_STATUS[error.code as keyof typeof ERROR_STATUS] === answer.status, "a contract code with its own HTTP status")
+    check(Object.hasOwn(ERRORS, error.code) && ERRORS[error.code as keyof typeof ERRORS].status === answer.status, "a contract code with its own HTTP status")
     check(Object.keys(error).every((key) => ['code', 'message', 'details'].includes(key)), 'error has only code, message, details')
     check(typeof error.message === 'string' && error.message.length > 0, 'a message')
     if (error.details !== undefined) {
