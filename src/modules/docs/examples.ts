@@ -26,7 +26,7 @@ const MINUTE_MS = 60_000
  * Each error code's example: which of its messages, with what values (the words are the table's,
  * errors.ts), for a problem with the example flow's request; and its details.
  */
-const ERROR_EXAMPLES: { [Code in ErrorCode]: ErrorWording<Code> & { details?: ErrorDetail[] } } = {
+export const ERROR_EXAMPLES: { [Code in ErrorCode]: ErrorWording<Code> & { details?: ErrorDetail[] } } = {
   invalid_json: { variant: 'notJson' },
   unsupported_media_type: {},
   payload_too_large: { values: { maxBytes: MAX_BODY_BYTES } },
