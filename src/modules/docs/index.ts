@@ -81,8 +81,8 @@ function takesGzip(accept: string | null): boolean {
   return chosen !== undefined && !/;\s*q=0(\.0*)?$/.test(chosen)
 }
 
-/** The document's bytes for one origin, plain and gzipped. */
-interface Served { plain: string; gzipped: Uint8Array<ArrayBuffer> }
+/** The document's bytes for one origin, plain, and gzipped once a client has asked for that. */
+interface Served { plain: string; gzipped?: Uint8Array<ArrayBuffer> }
 
 /** Origins whose bytes are kept; past this many (Host is the caller's text), the cache starts over. */
 const ORIGINS_KEPT = 16
@@ -99,7 +99,7 @@ export function docsRoutes(version: string, services: Pick<Services, 'catalogue'
     let bytes = document.served.get(origin)
     if (!bytes) {
       const plain = JSON.stringify({ ...document.body, servers: [{ url: origin, description: 'The sandbox serving this document' }] })
-      bytes = { plain, gzipped: new Uint8Array(gzipSync(plain)) }
+      bytes = { plain }
       if (document.served.size >= ORIGINS_KEPT) document.served.clear()
       document.served.set(origin, bytes)
     }
@@ -109,7 +109,8 @@ export function docsRoutes(version: string, services: Pick<Services, 'catalogue'
     .get(SPEC_PATH, ({ request }) => {
       const bytes = served(documentOrigin(request, services.config.trustProxy), services.clock())
       const gzip = takesGzip(request.headers.get('accept-encoding'))
-      return new Response(gzip ? bytes.gzipped : bytes.plain, {
+      if (gzip) bytes.gzipped ??= new Uint8Array(gzipSync(bytes.plain))
+      return new Response(gzip ? bytes.gzipped! : bytes.plain, {
         headers: { 'content-type': 'application/json', vary: 'Accept-Encoding', ...(gzip && { 'content-encoding': 'gzip' }) },
       })
     }, { detail: { hide: true } })
