@@ -80,11 +80,19 @@ function postgresServer() {
 function pgServers(port: number) {
   const dbPath = freshDatabasePath('shared-pg')
   const instances = instancePorts(HTTP_PORT).map((instancePort) => sandbox('pg', instancePort, dbPath))
-  return [...instances, {
-    command: 'bun test/http/support/balancer.ts',
-    url: `http://127.0.0.1:${port}/healthz`,
-    reuseExistingServer: false,
-    timeout: 30_000,
-    env: { PORT: String(port), SANDBOX_UPSTREAMS: instancePorts(HTTP_PORT).map((p) => `http://127.0.0.1:${p}`).join(',') },
-  }]
+  return [
+    ...instances,
+    {
+      command: 'bun test/http/support/balancer.ts',
+      url: `http://127.0.0.1:${port}/healthz`,
+      reuseExistingServer: false,
+      timeout: 30_000,
+      env: {
+        PORT: String(port),
+        SANDBOX_UPSTREAMS: instancePorts(HTTP_PORT)
+          .map((p) => `http://127.0.0.1:${p}`)
+          .join(','),
+      },
+    },
+  ]
 }

@@ -32,7 +32,11 @@ export async function bodyCost(bench: Bench, sandbox: string[]): Promise<BodyCos
     for (let round = 0; round < 300; round++) {
       for (const [shape, body] of Object.entries(bodies)) {
         const started = performance.now()
-        const response = await fetch(`${server.url}/api/sandbox/plans/search`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.250.${round & 255}.1` }, body })
+        const response = await fetch(`${server.url}/api/sandbox/plans/search`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.250.${round & 255}.1` },
+          body,
+        })
         await response.arrayBuffer()
         if (round > 20) times[shape]!.push(performance.now() - started)
       }

@@ -13,9 +13,14 @@ import { join } from 'node:path'
 import { ROOT, RUNTIMES, isBuilt, launch, runtimeCommand } from './launch'
 
 /** The deploy targets, started as the HTTP suite starts them (bench/launch.ts). */
-const TARGETS = ([
-  ['binary', 'binary (bun build --compile)'], ['bun', 'bun run (source)'], ['deno', 'deno (single file)'], ['node', 'node (bundle)'],
-] as const).map(([runtime, name]) => ({ name, runtime, artefact: RUNTIMES[runtime].artefact, command: runtimeCommand(runtime) }))
+const TARGETS = (
+  [
+    ['binary', 'binary (bun build --compile)'],
+    ['bun', 'bun run (source)'],
+    ['deno', 'deno (single file)'],
+    ['node', 'node (bundle)'],
+  ] as const
+).map(([runtime, name]) => ({ name, runtime, artefact: RUNTIMES[runtime].artefact, command: runtimeCommand(runtime) }))
 
 /** Milliseconds from spawning `command` to its first answered `GET /healthz` (asked every millisecond). */
 export async function coldStart(command: string[], port: number, dir: string): Promise<number> {
@@ -53,8 +58,12 @@ if (import.meta.main) {
   ].join('\n')
   console.log(table)
   const command = `bun bench/cold-start.ts ${process.argv.slice(2).join(' ')}`.trim()
-  writeFileSync(join(ROOT, 'bench', 'results-cold-start.md'), '# Cold start results\n\n' +
-    `Written by \`${command}\` (\`npm run bench:cold-start\` runs it) at ${new Date().toISOString().slice(0, 16)}Z, replacing the ` +
-    'previous results; how to read them: [README](README.md).\n\n' + `${table}\n`)
+  writeFileSync(
+    join(ROOT, 'bench', 'results-cold-start.md'),
+    '# Cold start results\n\n' +
+      `Written by \`${command}\` (\`npm run bench:cold-start\` runs it) at ${new Date().toISOString().slice(0, 16)}Z, replacing the ` +
+      'previous results; how to read them: [README](README.md).\n\n' +
+      `${table}\n`,
+  )
   console.error('bench: wrote bench/results-cold-start.md')
 }

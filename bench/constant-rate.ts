@@ -135,7 +135,8 @@ class Connection {
 }
 
 async function call(lane: Lane, path: string, body: string): Promise<{ status: number; text: string }> {
-  const head = `POST ${path} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/json\r\n` +
+  const head =
+    `POST ${path} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/json\r\n` +
     `X-Forwarded-For: ${lane.xff}\r\n${lane.cookie ? `Cookie: ${lane.cookie}\r\n` : ''}`
   const answer = await lane.connection.request(head, body)
   if (answer.cookie) lane.cookie = answer.cookie
@@ -146,9 +147,7 @@ async function call(lane: Lane, path: string, body: string): Promise<{ status: n
 function measured(lane: Lane): [string, string] {
   if (mode === 'issue') return ['/api/sandbox/policy/new', JSON.stringify({ plan_id: lane.planId, trip, travellers })]
   if (mode === 'modify') {
-    const body = lane.extendNext
-      ? { scenario: 'extend_end_date', new_end_date: endDate2 }
-      : { scenario: 'shorten_end_date', new_end_date: endDate }
+    const body = lane.extendNext ? { scenario: 'extend_end_date', new_end_date: endDate2 } : { scenario: 'shorten_end_date', new_end_date: endDate }
     const policyRef = lane.policyRefs[Math.floor(lane.modifies / MODIFIES_PER_POLICY) % lane.policyRefs.length]
     return [`/api/sandbox/policy/${policyRef}/modify`, JSON.stringify(body)]
   }
@@ -179,16 +178,23 @@ function corrected(lane: Lane): void {
 const lanes: Lane[] = Array.from({ length: laneCount }, (_, index) => ({
   connection: new Connection(target),
   xff: `10.${net}.${Math.floor(index / 250)}.${(index % 250) + 1}`,
-  cookie: null, planId: null, policyRefs: [], modifies: 0, extendNext: true, busy: Promise.resolve(),
+  cookie: null,
+  planId: null,
+  policyRefs: [],
+  modifies: 0,
+  extendNext: true,
+  busy: Promise.resolve(),
 }))
 await Promise.all(lanes.map(prepare))
 // a few unmeasured calls per lane, so the first measured ones do not pay for connection set-up
 for (let round = 0; round < 3; round++) {
-  await Promise.all(lanes.map(async (lane) => {
-    const [path, body] = measured(lane)
-    const { status } = await call(lane, path, body)
-    if (status >= 200 && status < 300 && mode === 'modify') corrected(lane)
-  }))
+  await Promise.all(
+    lanes.map(async (lane) => {
+      const [path, body] = measured(lane)
+      const { status } = await call(lane, path, body)
+      if (status >= 200 && status < 300 && mode === 'modify') corrected(lane)
+    }),
+  )
 }
 
 const latencies: number[] = []
@@ -245,10 +251,23 @@ for (const lane of lanes) lane.connection.close()
 
 latencies.sort((a, b) => a - b)
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0
-console.log(`BENCH_JSON ${JSON.stringify({
-  mode, target_rate: rate, scheduled: total, completed: latencies.length, non2xx, first_bad: firstBad,
-  achieved_rate: Math.round((latencies.length / elapsed) * 1000),
-  p50_ms: +pct(50).toFixed(2), p99_ms: +pct(99).toFixed(2), max_ms: +(latencies.at(-1) ?? 0).toFixed(2),
-  dispatcher_max_lag_ms: +maxLag.toFixed(2), lanes: laneCount,
-  ...(serverPid !== null && { server_cpu: +(cpuUsed / (elapsed / 1000)).toFixed(3), server_cpu_us_per_request: Math.round((cpuUsed / latencies.length) * 1e6) }),
-})}`)
+console.log(
+  `BENCH_JSON ${JSON.stringify({
+    mode,
+    target_rate: rate,
+    scheduled: total,
+    completed: latencies.length,
+    non2xx,
+    first_bad: firstBad,
+    achieved_rate: Math.round((latencies.length / elapsed) * 1000),
+    p50_ms: +pct(50).toFixed(2),
+    p99_ms: +pct(99).toFixed(2),
+    max_ms: +(latencies.at(-1) ?? 0).toFixed(2),
+    dispatcher_max_lag_ms: +maxLag.toFixed(2),
+    lanes: laneCount,
+    ...(serverPid !== null && {
+      server_cpu: +(cpuUsed / (elapsed / 1000)).toFixed(3),
+      server_cpu_us_per_request: Math.round((cpuUsed / latencies.length) * 1e6),
+    }),
+  })}`,
+)

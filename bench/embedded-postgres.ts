@@ -49,8 +49,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     createPostgresUser: true, // PostgreSQL refuses to run as root; CI runs as root
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
     // Loopback only; room for the many short-lived servers the HTTP suite starts.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=400',
-      ...(durable ? [] : ['-c', 'fsync=off', '-c', 'full_page_writes=off'])],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=400', ...(durable ? [] : ['-c', 'fsync=off', '-c', 'full_page_writes=off'])],
     onLog: () => {},
     onError: (error) => console.error('[postgres]', error),
   })

@@ -54,8 +54,10 @@ function blocker(results: Results, goal: (typeof THROUGHPUT)[number]): string {
   if (!onTmpfs?.result || !raw) return lost
   const share = onTmpfs.result.rps / raw.rps
   const errors = unexpected(onTmpfs.mode, onTmpfs.result) === 0 ? '' : ' (with errors)'
-  return `${lost}; with its database on tmpfs ${(share * 100).toFixed(1)}%${errors} (${goal.key}0)` +
+  return (
+    `${lost}; with its database on tmpfs ${(share * 100).toFixed(1)}%${errors} (${goal.key}0)` +
     (share < goal.share ? ', so it misses without the disk too' : ', so the disk is what it misses by')
+  )
 }
 
 function throughput(results: Results, goal: (typeof THROUGHPUT)[number]): Verdict {
@@ -84,7 +86,11 @@ function halfRate(results: Results, key: string, name: string): Verdict {
   const pass = half.p99_ms < HALF_RATE_P99_MS && half.non2xx === 0
   const busy = `; the server ${Math.round(half.server_cpu * 100)}% busy at ${half.server_cpu_us_per_request} µs CPU / request (${Math.round(cpuUsPerRequest(row))} under wrk)`
   const floor = row.floor ? `; raw Bun.serve at this rate: p99 ${row.floor.p99_ms.toFixed(2)} ms (floor)` : ''
-  return { target, pass, measured: `${half.p99_ms.toFixed(2)} ms at ${half.target_rate} req/s${pass || !(half.server_cpu > 0) ? '' : busy}${pass ? '' : floor}` }
+  return {
+    target,
+    pass,
+    measured: `${half.p99_ms.toFixed(2)} ms at ${half.target_rate} req/s${pass || !(half.server_cpu > 0) ? '' : busy}${pass ? '' : floor}`,
+  }
 }
 
 function scaleVerdicts(scale: ScaleResult): Verdict[] {
@@ -111,7 +117,11 @@ export function verdicts(results: Results): Verdict[] {
   if (results.bodies) {
     const { worst, normalMs } = results.bodies
     const ratio = worst.ms / normalMs
-    out.push({ target: 'g: worst 16 KiB body within 2× of a normal one (median, sequential)', pass: ratio <= 2, measured: `${worst.ms.toFixed(2)} ms (${worst.shape}) vs ${normalMs.toFixed(2)} ms: ${ratio.toFixed(2)}×` })
+    out.push({
+      target: 'g: worst 16 KiB body within 2× of a normal one (median, sequential)',
+      pass: ratio <= 2,
+      measured: `${worst.ms.toFixed(2)} ms (${worst.shape}) vs ${normalMs.toFixed(2)} ms: ${ratio.toFixed(2)}×`,
+    })
   }
 
   if (results.postgres) {

@@ -15,7 +15,12 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '7' }, requests: { type: 'string', default: '2000' }, src: { type: 'string' }, only: { type: 'string', default: '' } },
+  options: {
+    rounds: { type: 'string', default: '7' },
+    requests: { type: 'string', default: '2000' },
+    src: { type: 'string' },
+    only: { type: 'string', default: '' },
+  },
 })
 const ROUNDS = Number(values.rounds)
 const REQUESTS = Number(values.requests)
@@ -46,7 +51,13 @@ async function sandbox(limit: string) {
     if (set) cookie = set.split(';')[0]!
     return { status: response.status, body: (await response.json()) as any }
   }
-  return { call, close: async () => { await storage.close(); rmSync(dir, { recursive: true, force: true }) } }
+  return {
+    call,
+    close: async () => {
+      await storage.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
 }
 
 type Call = Awaited<ReturnType<typeof sandbox>>['call']

@@ -59,10 +59,10 @@ async function main() {
 
   const handler = has('handler')
     ? async ({ sandbox, body }: { sandbox: RequestState; body: SearchRequest }) => {
-      const { mode, data } = await searchPlans(services, { session: sandbox.session!, requestId: sandbox.requestId }, body)
-      sandbox.mode = mode
-      return success(sandbox, data)
-    }
+        const { mode, data } = await searchPlans(services, { session: sandbox.session!, requestId: sandbox.requestId }, body)
+        sandbox.mode = mode
+        return success(sandbox, data)
+      }
     : () => answer
   const { clock, log } = services
   const none = () => new Elysia()

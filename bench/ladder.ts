@@ -31,7 +31,11 @@ async function captureSearchAnswer(bench: Bench, sandbox: string[]): Promise<str
     const response = await fetch(`${server.url}/api/sandbox/plans/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.0.0.1' },
-      body: JSON.stringify({ trip: { origin_country: 'IN', destination_country: 'FR', start_date: DATES.start, end_date: DATES.end }, travellers: [{ age: 34 }, { age: 8 }], currency: 'EUR' }),
+      body: JSON.stringify({
+        trip: { origin_country: 'IN', destination_country: 'FR', start_date: DATES.start, end_date: DATES.end },
+        travellers: [{ age: 34 }, { age: 8 }],
+        currency: 'EUR',
+      }),
     })
     const text = await response.text()
     if (!response.ok) throw new Error(`capture search answered ${response.status}: ${text}`)
@@ -48,7 +52,12 @@ export async function runLadder(bench: Bench, sandbox: string[], sandboxLabel: s
   const answer = await captureSearchAnswer(bench, sandbox)
   const rows: Row[] = []
   for (const { key, rung, adds } of LADDER) {
-    const row: Row = { key, label: adds, server: rung === 'sandbox' ? sandboxLabel : rung === 'raw' ? 'bench/raw-server.ts' : `ladder-server ${rung}`, mode: 'search' }
+    const row: Row = {
+      key,
+      label: adds,
+      server: rung === 'sandbox' ? sandboxLabel : rung === 'raw' ? 'bench/raw-server.ts' : `ladder-server ${rung}`,
+      mode: 'search',
+    }
     const command = rung === 'sandbox' ? sandbox : [BUN, join(import.meta.dir, rung === 'raw' ? 'raw-server.ts' : 'ladder-server.ts')]
     const measured = await measure(bench, row, command, { BENCH_BODY_FILE: answer, BENCH_RUNG: rung }, rung === 'sandbox')
     rows.push(rung === 'sandbox' ? await withFloor(bench, measured) : measured)

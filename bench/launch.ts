@@ -19,7 +19,11 @@ export const ROOT = resolve(import.meta.dirname, '..')
 export const RUNTIMES = {
   bun: { command: 'bun', args: ['src/server.bun.ts'], artefact: null },
   binary: { command: 'dist/travel-sandbox', args: [], artefact: 'dist/travel-sandbox' },
-  deno: { command: 'deno', args: ['run', '--allow-net', '--allow-env', '--allow-read', '--allow-write', 'dist/travel-sandbox.deno.js'], artefact: 'dist/travel-sandbox.deno.js' },
+  deno: {
+    command: 'deno',
+    args: ['run', '--allow-net', '--allow-env', '--allow-read', '--allow-write', 'dist/travel-sandbox.deno.js'],
+    artefact: 'dist/travel-sandbox.deno.js',
+  },
   node: { command: 'node', args: ['dist/travel-sandbox.node.js'], artefact: 'dist/travel-sandbox.node.js' },
 } as const
 
@@ -122,7 +126,8 @@ export async function launch(options: LaunchOptions): Promise<Launched> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (spawnError) throw new Error(`${name} did not start: ${spawnError.message}`)
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited during start-up (${child.exitCode ?? child.signalCode}):\n${printed().slice(-2000)}`)
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${name} exited during start-up (${child.exitCode ?? child.signalCode}):\n${printed().slice(-2000)}`)
     if (await isReady(server, readyPath, options.listening ?? 0)) return server
     if (Date.now() > deadline) {
       await server.stop('SIGKILL')
@@ -136,7 +141,13 @@ async function isReady(server: Launched, readyPath: string, listening: number): 
   try {
     const response = await fetch(`${server.url}${readyPath}`)
     await response.arrayBuffer()
-    return response.ok && server.stdout().split('\n').filter((line) => line.includes('"msg":"listening"')).length >= listening
+    return (
+      response.ok &&
+      server
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"listening"')).length >= listening
+    )
   } catch {
     return false // not listening yet
   }

@@ -63,8 +63,21 @@ async function benchJson<T>(proc: ReturnType<Harness['spawn']>, tool: string): P
 
 export async function wrk(harness: Harness, url: string, mode: Mode, seconds: number, options: { connections: number; pin?: boolean }): Promise<WrkResult> {
   const { connections } = options
-  const command = [WRK!, '-t', String(connections), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '--latency',
-    '-s', join(import.meta.dir, 'sandbox.lua'), url.replace(/\/$/, '')]
+  const command = [
+    WRK!,
+    '-t',
+    String(connections),
+    '-c',
+    String(connections),
+    '-d',
+    `${seconds}s`,
+    '--timeout',
+    '5s',
+    '--latency',
+    '-s',
+    join(import.meta.dir, 'sandbox.lua'),
+    url.replace(/\/$/, ''),
+  ]
   const proc = harness.spawn(pinned(0, command, options.pin ?? true), {
     env: { ...process.env, BENCH_MODE: mode, BENCH_START: DATES.start, BENCH_END: DATES.end, BENCH_END2: DATES.end2, BENCH_NET: String(freshNet()) },
     stdout: 'pipe',
@@ -77,9 +90,30 @@ export async function wrk(harness: Harness, url: string, mode: Mode, seconds: nu
 }
 
 export async function constantRate(harness: Harness, server: { url: string; pid: number }, mode: Mode, rate: number, seconds: number): Promise<RateResult> {
-  const command = [BUN, join(import.meta.dir, 'constant-rate.ts'), '--url', server.url, '--mode', mode, '--rate', String(rate),
-    '--duration', String(seconds), '--lanes', '8', '--net', String(freshNet()), '--pid', String(server.pid),
-    '--start', DATES.start, '--end', DATES.end, '--end2', DATES.end2]
+  const command = [
+    BUN,
+    join(import.meta.dir, 'constant-rate.ts'),
+    '--url',
+    server.url,
+    '--mode',
+    mode,
+    '--rate',
+    String(rate),
+    '--duration',
+    String(seconds),
+    '--lanes',
+    '8',
+    '--net',
+    String(freshNet()),
+    '--pid',
+    String(server.pid),
+    '--start',
+    DATES.start,
+    '--end',
+    DATES.end,
+    '--end2',
+    DATES.end2,
+  ]
   return benchJson<RateResult>(harness.spawn(pinned(0, command), { stdout: 'pipe', stderr: 'pipe' }), 'constant-rate')
 }
 

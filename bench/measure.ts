@@ -49,14 +49,18 @@ export async function measure(bench: Bench, row: Row, command: string[], env: Re
     const cpuBefore = server.cpu()
     const result = (row.result = await wrk(harness, server.url, row.mode, options.duration, load))
     row.serverCpu = (server.cpu() - cpuBefore) / (result.duration_us / 1e6)
-    log(`  ${result.rps.toFixed(0)} req/s, p50 ${(result.p50_us / 1000).toFixed(2)} ms, p99 ${(result.p99_us / 1000).toFixed(2)} ms, ` +
-      `2xx ${result.n2xx}, 429 ${result.n429}, unexpected ${unexpected(row.mode, result)}`)
+    log(
+      `  ${result.rps.toFixed(0)} req/s, p50 ${(result.p50_us / 1000).toFixed(2)} ms, p99 ${(result.p99_us / 1000).toFixed(2)} ms, ` +
+        `2xx ${result.n2xx}, 429 ${result.n429}, unexpected ${unexpected(row.mode, result)}`,
+    )
     if (halfRate) {
       const rate = Math.max(1, Math.floor(result.rps / 2))
       log(`  constant rate ${rate} req/s for ${options.duration} s`)
       row.half = await constantRate(harness, server, row.mode, rate, options.duration)
-      log(`  p50 ${row.half.p50_ms} ms, p99 ${row.half.p99_ms} ms, max ${row.half.max_ms} ms, achieved ${row.half.achieved_rate} req/s, non-2xx ${row.half.non2xx}, ` +
-        `server CPU ${Math.round(row.half.server_cpu * 100)}% (${row.half.server_cpu_us_per_request} µs / request)`)
+      log(
+        `  p50 ${row.half.p50_ms} ms, p99 ${row.half.p99_ms} ms, max ${row.half.max_ms} ms, achieved ${row.half.achieved_rate} req/s, non-2xx ${row.half.non2xx}, ` +
+          `server CPU ${Math.round(row.half.server_cpu * 100)}% (${row.half.server_cpu_us_per_request} µs / request)`,
+      )
     }
     row.peakRssMb = server.peakRssMb()
   } finally {

@@ -16,8 +16,8 @@ export interface Options {
   src: string | null
 }
 
-export const USAGE = 'usage: bun bench/run.ts [--duration S] [--warmup S] [--connections N] [--sessions N] [--quick] ' +
-  `[--only ${PARTS.join(',')}] [--src DIR]`
+export const USAGE =
+  'usage: bun bench/run.ts [--duration S] [--warmup S] [--connections N] [--sessions N] [--quick] ' + `[--only ${PARTS.join(',')}] [--src DIR]`
 
 /** The options, or a one-line reason they are wrong. */
 export function parseOptions(argv: string[]): Options | string {

@@ -121,7 +121,11 @@ async function sequentialRoundTrips(url: string, mode: Mode, counts: () => Count
       headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.250.0.1', ...(cookie && { cookie }) },
       body: JSON.stringify(body),
     })
-    cookie = response.headers.getSetCookie().find((line) => line.startsWith('sbx_session='))?.split(';')[0] ?? cookie
+    cookie =
+      response.headers
+        .getSetCookie()
+        .find((line) => line.startsWith('sbx_session='))
+        ?.split(';')[0] ?? cookie
     const answer = (await response.json()) as any
     if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(answer.error)}`)
     return answer.data
@@ -156,10 +160,17 @@ export async function runPostgres(bench: Bench, sandbox: string[]): Promise<Post
   const rows: PostgresRow[] = []
   try {
     for (const count of [1, 2]) {
-      const instances = await Promise.all(Array.from({ length: count }, (_, index) =>
-        harness.startServer({ name: `pg-${count}-${index}`, command: sandbox, env: { SANDBOX_DATABASE_URL: proxy.url }, pin: false })))
+      const instances = await Promise.all(
+        Array.from({ length: count }, (_, index) =>
+          harness.startServer({ name: `pg-${count}-${index}`, command: sandbox, env: { SANDBOX_DATABASE_URL: proxy.url }, pin: false }),
+        ),
+      )
       try {
-        for (const [mode, label] of [['search', 'plan search'], ['issue', 'policy issue'], ['modify', 'modify (extend/shorten)']] as [Mode, string][]) {
+        for (const [mode, label] of [
+          ['search', 'plan search'],
+          ['issue', 'policy issue'],
+          ['modify', 'modify (extend/shorten)'],
+        ] as [Mode, string][]) {
           const load = { connections: Math.max(1, Math.floor(options.connections / count)), pin: false }
           await Promise.all(instances.map((one) => wrk(harness, one.url, mode, options.warmup || 1, load)))
           const [xactsBefore, statementsBefore] = [await transactions(sql), proxy.counts().statements]
@@ -178,9 +189,11 @@ export async function runPostgres(bench: Bench, sandbox: string[]): Promise<Post
             roundTripsPerRequest: count === 1 ? await sequentialRoundTrips(instances[0]!.url, mode, proxy.counts) : null,
           })
           const row = rows.at(-1)!
-          log(`  ${count} instance(s), ${label}: ${row.rps.toFixed(0)} req/s, p99 ${row.p99Ms.toFixed(2)} ms, ` +
-            `${row.transactionsPerRequest.toFixed(2)} transactions, ${row.statementsPerRequest.toFixed(2)} statements` +
-            `${row.roundTripsPerRequest === null ? '' : ` and ${row.roundTripsPerRequest.toFixed(2)} round trips`} per request`)
+          log(
+            `  ${count} instance(s), ${label}: ${row.rps.toFixed(0)} req/s, p99 ${row.p99Ms.toFixed(2)} ms, ` +
+              `${row.transactionsPerRequest.toFixed(2)} transactions, ${row.statementsPerRequest.toFixed(2)} statements` +
+              `${row.roundTripsPerRequest === null ? '' : ` and ${row.roundTripsPerRequest.toFixed(2)} round trips`} per request`,
+          )
         }
       } finally {
         await Promise.all(instances.map((one) => one.stop()))

@@ -135,8 +135,14 @@ export function killQuietly(pid: number, signal: NodeJS.Signals) {
 }
 
 /** Direct children of a process (a shell's, say), from /proc. */
-export const childPids = (pid: number): number[] => fromProc(() => readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-  readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)), [])
+export const childPids = (pid: number): number[] =>
+  fromProc(
+    () =>
+      readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+        readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+      ),
+    [],
+  )
 
 /** What `read` makes of /proc, or `otherwise` once the process (or the file) is gone. */
 function fromProc<T>(read: () => T, otherwise: T): T {
@@ -152,13 +158,16 @@ export const procStatusKb = (pid: number, field: 'VmRSS' | 'VmHWM'): number =>
   fromProc(() => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN), NaN)
 
 /** CPU seconds (user + system) a process has used so far. */
-export const cpuSeconds = (pid: number): number => fromProc(() => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}, NaN)
+export const cpuSeconds = (pid: number): number =>
+  fromProc(() => {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  }, NaN)
 
-export const socketCount = (pid: number): number => fromProc(() => readdirSync(`/proc/${pid}/fd`)
-  .filter((fd) => fromProc(() => readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:'), false)).length, NaN)
+export const socketCount = (pid: number): number =>
+  fromProc(() => readdirSync(`/proc/${pid}/fd`).filter((fd) => fromProc(() => readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:'), false)).length, NaN)
 
 /** The load average, printed with every figure: the machine is shared. */
 export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')

@@ -64,13 +64,28 @@ async function onTmpfs(bench: Bench, sandbox: string[], row: Row): Promise<Row> 
 async function runPaths(bench: Bench, sandbox: string[], label: string): Promise<Row[]> {
   const { options } = bench
   const rows: Row[] = []
-  if (wanted(options, 'c')) rows.push(await withFloor(bench, await measure(bench, { key: 'c', label: 'policy issue', server: label, mode: 'issue' }, sandbox, {}, true)))
-  if (wanted(options, 'c')) rows.push(await onTmpfs(bench, sandbox, { key: 'c0', label: 'policy issue, database on tmpfs (no disk)', server: label, mode: 'issue' }))
-  if (wanted(options, 'd')) rows.push(await withFloor(bench, await measure(bench, { key: 'd', label: 'modify (extend/shorten, 20 per policy)', server: label, mode: 'modify' }, sandbox, {}, true)))
+  if (wanted(options, 'c'))
+    rows.push(await withFloor(bench, await measure(bench, { key: 'c', label: 'policy issue', server: label, mode: 'issue' }, sandbox, {}, true)))
+  if (wanted(options, 'c'))
+    rows.push(await onTmpfs(bench, sandbox, { key: 'c0', label: 'policy issue, database on tmpfs (no disk)', server: label, mode: 'issue' }))
+  if (wanted(options, 'd'))
+    rows.push(
+      await withFloor(
+        bench,
+        await measure(bench, { key: 'd', label: 'modify (extend/shorten, 20 per policy)', server: label, mode: 'modify' }, sandbox, {}, true),
+      ),
+    )
   if (wanted(options, 'd')) rows.push(await onTmpfs(bench, sandbox, { key: 'd0', label: 'modify, database on tmpfs (no disk)', server: label, mode: 'modify' }))
-  if (wanted(options, 'e')) rows.push(await measure(bench, { key: 'e', label: '429 path (limit 30, one network)', server: label, mode: 'limited' }, sandbox, { SANDBOX_RATE_LIMIT: '30' }))
+  if (wanted(options, 'e'))
+    rows.push(
+      await measure(bench, { key: 'e', label: '429 path (limit 30, one network)', server: label, mode: 'limited' }, sandbox, { SANDBOX_RATE_LIMIT: '30' }),
+    )
   if (!wanted(options, 'f')) return rows
-  for (const [key, runtime] of [['f1', 'binary'], ['f2', 'deno'], ['f3', 'node']] as const) {
+  for (const [key, runtime] of [
+    ['f1', 'binary'],
+    ['f2', 'deno'],
+    ['f3', 'node'],
+  ] as const) {
     const row: Row = { key, label: 'plan search', server: runtime === 'binary' ? 'binary' : `${runtime} bundle`, mode: 'search' }
     if (!isBuilt(runtime)) {
       rows.push({ ...row, skipped: 'not built (npm run build)' })
@@ -88,27 +103,32 @@ async function main(options: Options): Promise<void> {
   const bench: Bench = { harness, options, log: (line) => console.error(line) }
   const sandbox = sandboxCommand(options)
   const label = options.src ? `bun ${options.src}` : 'bun src'
-  bench.log(`bench: ${options.duration} s runs, ${options.warmup} s warm-up, ${options.connections} connections; ` +
-    `${PIN ? 'server on core 1, load on core 0 (taskset)' : 'no pinning'}; load average ${start}`)
+  bench.log(
+    `bench: ${options.duration} s runs, ${options.warmup} s warm-up, ${options.connections} connections; ` +
+      `${PIN ? 'server on core 1, load on core 0 (taskset)' : 'no pinning'}; load average ${start}`,
+  )
   try {
     const results: Results = {
       ladder: wanted(options, 'ladder') ? await runLadder(bench, sandbox, label) : [],
       paths: await runPaths(bench, sandbox, label),
       bodies: wanted(options, 'g') ? await bodyCost(bench, sandbox) : null,
       postgres: wanted(options, 'pg') ? await runPostgres(bench, sandbox) : null,
-      scale: wanted(options, 'scale') ? await runScale({
-        sessions: options.sessions,
-        serverCommand: sandbox,
-        log: (line) => bench.log(`  ${line}`),
-        startSandbox: (server) => harness.startServer(server),
-        scratch: existsSync('/dev/shm') ? '/dev/shm' : harness.work,
-        dir: harness.work,
-      }) : null,
+      scale: wanted(options, 'scale')
+        ? await runScale({
+            sessions: options.sessions,
+            serverCommand: sandbox,
+            log: (line) => bench.log(`  ${line}`),
+            startSandbox: (server) => harness.startServer(server),
+            scratch: existsSync('/dev/shm') ? '/dev/shm' : harness.work,
+            dir: harness.work,
+          })
+        : null,
     }
     const markdown = report(results, options, { start, end: loadAverage() }, performance.now() - begun)
     console.log(`\n${markdown}`)
     const command = `bun bench/run.ts ${process.argv.slice(2).join(' ')}`.trim()
-    const written = `Written by \`${command}\` (\`npm run bench\` runs it) at ${new Date().toISOString().slice(0, 16)}Z, replacing the previous ` +
+    const written =
+      `Written by \`${command}\` (\`npm run bench\` runs it) at ${new Date().toISOString().slice(0, 16)}Z, replacing the previous ` +
       'results; how to read them: [README](README.md).'
     writeFileSync(join(ROOT, 'bench', 'results.md'), `# Benchmark results\n\n${written}\n\n${markdown}\n`)
     bench.log('bench: wrote bench/results.md')
@@ -131,7 +151,7 @@ if (import.meta.main) {
   try {
     await main(options)
   } catch (error) {
-    console.error(`bench: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+    console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
     process.exit(1)
   }
 }

@@ -174,8 +174,10 @@ export async function runScale(options: {
       const times = during.map((probe) => probe.done - probe.sent).sort((a, b) => a - b)
       sweepWorstMs = times.at(-1) ?? 0
       sweepP99Ms = times[Math.min(times.length - 1, Math.floor(times.length * 0.99))] ?? null
-      log(`  sweep of ${sweepLine.sessionsPurged} sessions: ${sweepLine.duration_ms} ms; ${during.length} probe requests overlapped it, ` +
-        `p99 ${sweepP99Ms?.toFixed(1)} ms, worst ${sweepWorstMs.toFixed(1)} ms, ${times.filter((time) => time >= 50).length} took 50 ms or more`)
+      log(
+        `  sweep of ${sweepLine.sessionsPurged} sessions: ${sweepLine.duration_ms} ms; ${during.length} probe requests overlapped it, ` +
+          `p99 ${sweepP99Ms?.toFixed(1)} ms, worst ${sweepWorstMs.toFixed(1)} ms, ${times.filter((time) => time >= 50).length} took 50 ms or more`,
+      )
     } else {
       log('  no sweep line within 120 s')
     }
@@ -197,7 +199,12 @@ export async function runScale(options: {
     }
 
     return {
-      sessions, seedSeconds, rssMb, hwmMb, dbMb, walMb,
+      sessions,
+      seedSeconds,
+      rssMb,
+      hwmMb,
+      dbMb,
+      walMb,
       sweepMs: sweepLine?.duration_ms ?? null,
       sweepPurged: sweepLine?.sessionsPurged ?? null,
       sweepWorstMs,
@@ -207,7 +214,9 @@ export async function runScale(options: {
       sweepP99Ms,
       sweepProbeNon2xx: probes.filter((probe) => !probe.ok).length,
       probeWorstOverallMs: probes.length ? Math.max(...probes.map((probe) => probe.done - probe.sent)) : null,
-      coldStartP50Ms, coldStartBestMs, coldStartRuns: runs,
+      coldStartP50Ms,
+      coldStartBestMs,
+      coldStartRuns: runs,
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true })

@@ -50,30 +50,32 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
   const { config, clock, storage, log } = services
   const admission = sessionAdmission(services)
   const mode = services.insurer ? 'uat_gateway' : 'simulation'
-  return new Elysia(appSettings(runtime))
-    // Before every step: health and documentation need no session and count against no allowance.
-    .use(healthRoutes(storage))
-    .use(docsRoutes(version, services))
-    // 1. Request id, the headers every answer carries, the header budget, the caller's network.
-    .use(requestStart({ config, clock, mode, peerAddress: runtime.peerAddress ?? (() => undefined) }))
-    // Any step's failure, from here on, is answered as the error envelope (404 and 405 from the router too).
-    .use(errorAnswer({ config, clock, storage, log }))
-    // 2. CORS for the configured origins: preflights answered, credentialed answers readable.
-    .use(corsPolicy(config.corsOrigins))
-    // 3. Route and method: Elysia's router, between the request's hooks and its transforms.
-    // 4. Admission: session expiry, the session's and the network's allowance, counting, a new session.
-    .use(admission)
-    // 5. Testing aids: Sandbox-Delay-Ms (the answer waits, after the handler), then Sandbox-Outcome.
-    .use(testingAids(config))
-    // 6. The body: size, media type, JSON, personal data.
-    .use(bodyReader)
-    // 7. The routes, added last of all below: each validates its body against its schema, then runs its handler.
-    // 8. Once answered: the call's line in the log (added before the routes: a hook reaches only routes added after it).
-    .use(accessLog(log))
-    .use(sessionRoutes(admission, services))
-    .use(planRoutes(admission, services))
-    .use(policyRoutes(admission, services))
-    .use(eventRoutes(admission, services))
+  return (
+    new Elysia(appSettings(runtime))
+      // Before every step: health and documentation need no session and count against no allowance.
+      .use(healthRoutes(storage))
+      .use(docsRoutes(version, services))
+      // 1. Request id, the headers every answer carries, the header budget, the caller's network.
+      .use(requestStart({ config, clock, mode, peerAddress: runtime.peerAddress ?? (() => undefined) }))
+      // Any step's failure, from here on, is answered as the error envelope (404 and 405 from the router too).
+      .use(errorAnswer({ config, clock, storage, log }))
+      // 2. CORS for the configured origins: preflights answered, credentialed answers readable.
+      .use(corsPolicy(config.corsOrigins))
+      // 3. Route and method: Elysia's router, between the request's hooks and its transforms.
+      // 4. Admission: session expiry, the session's and the network's allowance, counting, a new session.
+      .use(admission)
+      // 5. Testing aids: Sandbox-Delay-Ms (the answer waits, after the handler), then Sandbox-Outcome.
+      .use(testingAids(config))
+      // 6. The body: size, media type, JSON, personal data.
+      .use(bodyReader)
+      // 7. The routes, added last of all below: each validates its body against its schema, then runs its handler.
+      // 8. Once answered: the call's line in the log (added before the routes: a hook reaches only routes added after it).
+      .use(accessLog(log))
+      .use(sessionRoutes(admission, services))
+      .use(planRoutes(admission, services))
+      .use(policyRoutes(admission, services))
+      .use(eventRoutes(admission, services))
+  )
 }
 
 /** The app's type, for an Eden Treaty client: `treaty<App>(baseUrl)`. */

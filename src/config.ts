@@ -123,13 +123,19 @@ const hostRule: Rule<string> = {
 /** A comma-separated list of exact origins (`https://tool.example`, `http://localhost:5173`). */
 const originsRule: Rule<string[]> = {
   accepts: 'exact origins, comma-separated',
-  read: (raw) => raw.trim() === '' ? [] : raw.split(',').map((entry) => entry.trim()).map((origin) => {
-    const url = URL.canParse(origin) ? new URL(origin) : null
-    if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin) {
-      throw new Refused(`must list origins such as https://tool.example or http://localhost:5173, separated by commas (got ${JSON.stringify(origin)})`)
-    }
-    return origin
-  }),
+  read: (raw) =>
+    raw.trim() === ''
+      ? []
+      : raw
+          .split(',')
+          .map((entry) => entry.trim())
+          .map((origin) => {
+            const url = URL.canParse(origin) ? new URL(origin) : null
+            if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== origin) {
+              throw new Refused(`must list origins such as https://tool.example or http://localhost:5173, separated by commas (got ${JSON.stringify(origin)})`)
+            }
+            return origin
+          }),
 }
 
 const httpUrl: Rule<string> = {
@@ -162,55 +168,92 @@ const unset = <Value>(rule: Rule<Value>): Rule<Value | null> => rule
 /** Every variable, in the order `--help` and the docs list them. */
 export const SETTINGS = {
   profile: {
-    name: 'SANDBOX_PROFILE', rule: oneOf(PROFILES), fallback: 'hosted' as Profile,
+    name: 'SANDBOX_PROFILE',
+    rule: oneOf(PROFILES),
+    fallback: 'hosted' as Profile,
     help: 'the defaults: hosted (fair-use limits, every interface) or local (your own machine or CI: limits lifted, loopback); set variables win',
     more: '(`--local` on the command line, or `npm run start:local`, is `local`)',
   },
   port: { name: 'PORT', rule: wholeNumber(0, 65_535), fallback: 3000, help: 'port to listen on' },
   host: {
-    name: 'HOST', rule: hostRule, fallback: (config: Partial<Config>) => (config.profile === 'local' ? '127.0.0.1' : '0.0.0.0'),
-    shown: '0.0.0.0; 127.0.0.1 when local', help: 'address to listen on',
+    name: 'HOST',
+    rule: hostRule,
+    fallback: (config: Partial<Config>) => (config.profile === 'local' ? '127.0.0.1' : '0.0.0.0'),
+    shown: '0.0.0.0; 127.0.0.1 when local',
+    help: 'address to listen on',
   },
   dbPath: {
-    name: 'SANDBOX_DB_PATH', rule: text, fallback: 'data/sandbox.db', help: 'the embedded SQLite file (its folder is created); `:memory:` for a throwaway store',
+    name: 'SANDBOX_DB_PATH',
+    rule: text,
+    fallback: 'data/sandbox.db',
+    help: 'the embedded SQLite file (its folder is created); `:memory:` for a throwaway store',
   },
   databaseUrl: {
-    name: 'SANDBOX_DATABASE_URL', rule: unset(databaseUrlRule), fallback: null, shown: 'unset: the embedded file',
+    name: 'SANDBOX_DATABASE_URL',
+    rule: unset(databaseUrlRule),
+    fallback: null,
+    shown: 'unset: the embedded file',
     help: 'postgres://user:password@host:port/database: PostgreSQL, for several instances sharing one database',
     more: '([below](#hosted-several-instances-on-postgresql))',
   },
   dbMaxMegabytes: {
-    name: 'SANDBOX_DB_MAX_MB', rule: wholeNumber(0, 1_000_000), fallback: 0, shown: '0: no cap', help: 'cap on the embedded file, in MiB',
+    name: 'SANDBOX_DB_MAX_MB',
+    rule: wholeNumber(0, 1_000_000),
+    fallback: 0,
+    shown: '0: no cap',
+    help: 'cap on the embedded file, in MiB',
     more: '; writes past it answer `503 storage_unavailable` until the sweep frees space. Ignored with `SANDBOX_DATABASE_URL` (size a PostgreSQL server by its own means)',
   },
   rateLimit: {
-    name: 'SANDBOX_RATE_LIMIT', rule: wholeNumber(1, LIFTED_RATE_LIMIT), fallback: (config: Partial<Config>) => (config.profile === 'local' ? LIFTED_RATE_LIMIT : 30),
-    shown: `30; ${LIFTED_RATE_LIMIT} when local`, help: 'requests per window, per session and per network',
+    name: 'SANDBOX_RATE_LIMIT',
+    rule: wholeNumber(1, LIFTED_RATE_LIMIT),
+    fallback: (config: Partial<Config>) => (config.profile === 'local' ? LIFTED_RATE_LIMIT : 30),
+    shown: `30; ${LIFTED_RATE_LIMIT} when local`,
+    help: 'requests per window, per session and per network',
   },
   rateWindowSeconds: { name: 'SANDBOX_RATE_WINDOW_SECONDS', rule: wholeNumber(1, 86_400), fallback: 600, help: 'the rolling window, in seconds' },
   sessionTtlSeconds: {
-    name: 'SANDBOX_SESSION_TTL_SECONDS', rule: wholeNumber(1, 7 * 86_400), fallback: 3600, help: 'session lifetime, in seconds',
+    name: 'SANDBOX_SESSION_TTL_SECONDS',
+    rule: wholeNumber(1, 7 * 86_400),
+    fallback: 3600,
+    help: 'session lifetime, in seconds',
     more: '(a session can also ask for less: `{"lifetime_minutes": 1}`)',
   },
-  sweepIntervalSeconds: { name: 'SANDBOX_SWEEP_INTERVAL_SECONDS', rule: wholeNumber(1, 86_400), fallback: 60, help: 'how often expired data is deleted, in seconds' },
+  sweepIntervalSeconds: {
+    name: 'SANDBOX_SWEEP_INTERVAL_SECONDS',
+    rule: wholeNumber(1, 86_400),
+    fallback: 60,
+    help: 'how often expired data is deleted, in seconds',
+  },
   trustProxy: { name: 'SANDBOX_TRUST_PROXY', rule: wholeNumber(0, 32), fallback: 0, help: 'trusted proxy hops in front of the sandbox (X-Forwarded-For)' },
   corsOrigins: {
-    name: 'SANDBOX_CORS_ORIGINS', rule: originsRule, fallback: [], shown: 'unset: no CORS',
+    name: 'SANDBOX_CORS_ORIGINS',
+    rule: originsRule,
+    fallback: [],
+    shown: 'unset: no CORS',
     help: 'browser origins allowed to call with credentials, comma-separated',
     more: '(`https://tool.example,http://localhost:5173`); the cookie becomes `SameSite=None; Secure` ([API guide](api.md#browser-tools-on-another-origin-cors))',
   },
   uatUrl: {
-    name: 'SANDBOX_UAT_URL', rule: unset(httpUrl), fallback: null, shown: 'unset: simulation only', help: 'base URL of an insurer UAT, for uat_gateway mode',
+    name: 'SANDBOX_UAT_URL',
+    rule: unset(httpUrl),
+    fallback: null,
+    shown: 'unset: simulation only',
+    help: 'base URL of an insurer UAT, for uat_gateway mode',
     more: '(speaking the [protocol below](#the-generic-insurer-uat-protocol))',
   },
   uatTimeoutMs: { name: 'SANDBOX_UAT_TIMEOUT_MS', rule: wholeNumber(50, 60_000), fallback: 2000, help: 'timeout of one call to the insurer, in ms' },
   uatRetries: { name: 'SANDBOX_UAT_RETRIES', rule: wholeNumber(0, 5), fallback: 2, help: 'further attempts after a timeout, reset or 5xx' },
   uatBreakerFailures: { name: 'SANDBOX_UAT_BREAKER_FAILURES', rule: wholeNumber(1, 1000), fallback: 5, help: 'failed calls in a row that open the breaker' },
   uatBreakerCooldownSeconds: {
-    name: 'SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS', rule: wholeNumber(1, 3600), fallback: 30, help: 'how long the breaker stays open before a trial call, in seconds',
+    name: 'SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS',
+    rule: wholeNumber(1, 3600),
+    fallback: 30,
+    help: 'how long the breaker stays open before a trial call, in seconds',
   },
   webhookTargets: {
-    name: 'SANDBOX_WEBHOOK_TARGETS', rule: oneOf(['any', 'public']),
+    name: 'SANDBOX_WEBHOOK_TARGETS',
+    rule: oneOf(['any', 'public']),
     fallback: (config: Partial<Config>) => (isLoopbackHost(config.host!) && !config.databaseUrl && config.trustProxy === 0 ? 'any' : 'public'),
     shown: 'any when HOST is loopback, with no SANDBOX_DATABASE_URL and no SANDBOX_TRUST_PROXY; else public',
     help: 'where webhooks may deliver: any address (loopback included) or only public ones',
@@ -274,13 +317,16 @@ export function loadConfig(env: Env): Config {
     corsOrigins: value('corsOrigins'),
   })
   const uatUrl = value('uatUrl')
-  config.uat = uatUrl === null ? null : {
-    url: uatUrl,
-    timeoutMs: value('uatTimeoutMs'),
-    retries: value('uatRetries'),
-    breakerFailures: value('uatBreakerFailures'),
-    breakerCooldownSeconds: value('uatBreakerCooldownSeconds'),
-  }
+  config.uat =
+    uatUrl === null
+      ? null
+      : {
+          url: uatUrl,
+          timeoutMs: value('uatTimeoutMs'),
+          retries: value('uatRetries'),
+          breakerFailures: value('uatBreakerFailures'),
+          breakerCooldownSeconds: value('uatBreakerCooldownSeconds'),
+        }
   config.webhookTargets = value('webhookTargets')
   return config as Config
 }
@@ -290,7 +336,9 @@ const defaultOf = (setting: Setting<unknown>) => setting.shown ?? String(setting
 
 /** The variables as `--help` lists them. */
 export function settingsHelp(): string {
-  return allSettings().map((setting) => `  ${setting.name.padEnd(38)}${setting.help.replaceAll('`', '')} [${defaultOf(setting)}]`).join('\n')
+  return allSettings()
+    .map((setting) => `  ${setting.name.padEnd(38)}${setting.help.replaceAll('`', '')} [${defaultOf(setting)}]`)
+    .join('\n')
 }
 
 /**
@@ -300,7 +348,11 @@ export function settingsHelp(): string {
 export function settingsTable(names?: string[]): string {
   const rows = names ? names.map((name) => allSettings().find((setting) => setting.name === name)!) : allSettings()
   const shown = (setting: Setting<unknown>) => setting.shown ?? `\`${String(setting.fallback)}\``
-  const meaning = (setting: Setting<unknown>) => (names ? setting.help : `${setting.help}${setting.more?.startsWith(';') ? '' : ' '}${setting.more ?? ''}`.trim())
-  return ['| variable | default | accepts | meaning |', '|---|---|---|---|',
-    ...rows.map((setting) => `| \`${setting.name}\` | ${shown(setting)} | ${setting.rule.accepts} | ${meaning(setting)} |`)].join('\n')
+  const meaning = (setting: Setting<unknown>) =>
+    names ? setting.help : `${setting.help}${setting.more?.startsWith(';') ? '' : ' '}${setting.more ?? ''}`.trim()
+  return [
+    '| variable | default | accepts | meaning |',
+    '|---|---|---|---|',
+    ...rows.map((setting) => `| \`${setting.name}\` | ${shown(setting)} | ${setting.rule.accepts} | ${meaning(setting)} |`),
+  ].join('\n')
 }

@@ -8,7 +8,8 @@
 import { spokenDuration } from './domain/rate-window'
 
 /** How to lift a limit that nobody chose: partners who run their own sandbox mostly never meant to keep it. */
-const LIFT_LIMIT_HINT = 'Running your own sandbox? Start it with `npm run start:local` (the binary: `--local`; any build: SANDBOX_PROFILE=local) to lift this limit.'
+const LIFT_LIMIT_HINT =
+  'Running your own sandbox? Start it with `npm run start:local` (the binary: `--local`; any build: SANDBOX_PROFILE=local) to lift this limit.'
 
 /** Ends the message of every failure forced by the `Sandbox-Outcome` header (`forced: true`). */
 export const FORCED = ' (forced by the Sandbox-Outcome header)'
@@ -124,7 +125,9 @@ type ValuesOf<M> = M extends (values: infer Values) => string ? { values: Values
 /** What picks a code's words: which of its messages (`variant`), and the values that message carries. */
 type WordingOf<Entry> = Entry extends { messages: infer Messages }
   ? { [Variant in keyof Messages]: { variant: Variant } & ValuesOf<Messages[Variant]> }[keyof Messages]
-  : Entry extends { message: infer M } ? { variant?: never } & ValuesOf<M> : never
+  : Entry extends { message: infer M }
+    ? { variant?: never } & ValuesOf<M>
+    : never
 
 export type ErrorWording<Code extends ErrorCode> = WordingOf<(typeof ERRORS)[Code]>
 

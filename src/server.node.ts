@@ -23,9 +23,12 @@ function finishBeforeRefusing(error: Error & { code?: string }, socket: Duplex &
     return
   }
   if (!socket.writable || error.code === 'ECONNRESET') return void socket.destroy()
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large'
-    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout'
-    : '400 Bad Request'
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? '431 Request Header Fields Too Large'
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? '408 Request Timeout'
+        : '400 Bad Request'
   socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`)
 }
 

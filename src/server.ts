@@ -10,7 +10,7 @@ import { startDeliveries } from './modules/events/delivery'
 import { createLog } from './log'
 import { ConfigError, FLAGS, loadConfig, settingsHelp, withFlags, type Config } from './config'
 import { FileInUse, describeStorage, openStorage, type OpenEmbedded, type Storage } from './storage'
-import { createServices, type Services } from './modules/services'
+import { createServices } from './modules/services'
 import { DOCS_PATH } from './http/paths'
 import { spokenDuration } from './domain/rate-window'
 import { version } from '../package.json'
@@ -79,9 +79,10 @@ function createFolders(folder: string): void {
 }
 
 /** Where webhooks go, as the start-up line says it: and how to change it. */
-const webhookTargets = (config: Config) => config.webhookTargets === 'any'
-  ? 'any address, this machine included (SANDBOX_WEBHOOK_TARGETS=public for public ones only)'
-  : 'public addresses only (SANDBOX_WEBHOOK_TARGETS=any to deliver to this machine too)'
+const webhookTargets = (config: Config) =>
+  config.webhookTargets === 'any'
+    ? 'any address, this machine included (SANDBOX_WEBHOOK_TARGETS=public for public ones only)'
+    : 'public addresses only (SANDBOX_WEBHOOK_TARGETS=any to deliver to this machine too)'
 
 /** The defaults in force and the fair-use limit, as the start-up line says them: and how to lift a hosted default. */
 function profile(config: Config): string {
@@ -90,8 +91,7 @@ function profile(config: Config): string {
 }
 
 /** Message for a failure to listen; also used by entries whose server reports it later (Node). */
-export const listenFailure = (config: Config, error: unknown) =>
-  `cannot listen on ${config.host}:${config.port} (HOST, PORT): ${reason(error)}`
+export const listenFailure = (config: Config, error: unknown) => `cannot listen on ${config.host}:${config.port} (HOST, PORT): ${reason(error)}`
 
 function serveOrExit<T>(serve: () => T, config: Config): T {
   try {
@@ -138,7 +138,9 @@ async function storageOrExit(config: Config, runtime: Runtime): Promise<Storage>
     return await openStorage(config, runtime.openEmbedded)
   } catch (error) {
     if (error instanceof FileInUse) {
-      cannotStart(`SANDBOX_DB_PATH: ${path} is in use by another process; an embedded file serves one process (several share a PostgreSQL database: SANDBOX_DATABASE_URL)`)
+      cannotStart(
+        `SANDBOX_DB_PATH: ${path} is in use by another process; an embedded file serves one process (several share a PostgreSQL database: SANDBOX_DATABASE_URL)`,
+      )
     }
     cannotStart(`SANDBOX_DB_PATH: cannot open ${path} as a database file (${reason(error)})`)
   }
@@ -152,7 +154,15 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
   const app = createApp(services, runtime)
   const server = serveOrExit(() => runtime.serve(app, config), config)
   const address = openableAddress(config, server.url)
-  log({ level: 'info', msg: 'listening', url: `${address}/`, docs: `${address}${DOCS_PATH}`, db: describeStorage(config), webhooks: webhookTargets(config), profile: profile(config) })
+  log({
+    level: 'info',
+    msg: 'listening',
+    url: `${address}/`,
+    docs: `${address}${DOCS_PATH}`,
+    db: describeStorage(config),
+    webhooks: webhookTargets(config),
+    profile: profile(config),
+  })
 
   let sweeping = false
   const sweepTimer = setInterval(async () => {

@@ -36,40 +36,58 @@ function copyDeclarations(): void {
     const file = pending.pop()!
     if (copied.has(file)) continue
     copied.add(file)
-    const text = readFileSync(join(DECLARATIONS, file), 'utf8').replace(/(from |import\()(['"])([^'"]+)\2/g, (whole, keyword: string, quote: string, specifier: string) => {
-      if (!specifier.startsWith('.')) {
-        if (!DEPENDENCIES.some((name) => specifier === name || specifier.startsWith(`${name}/`))) throw new Error(`${file} imports ${specifier}, which the client does not depend on`)
-        return whole
-      }
-      const target = normalize(join(dirname(file), specifier))
-      const declaration = existsSync(join(DECLARATIONS, `${target}.d.ts`)) ? `${target}.d.ts` : join(target, 'index.d.ts')
-      pending.push(declaration)
-      const path = relative(dirname(file), declaration).replace(/\.d\.ts$/, '.js')
-      return `${keyword}${quote}${path.startsWith('.') ? path : `./${path}`}${quote}`
-    })
+    const text = readFileSync(join(DECLARATIONS, file), 'utf8').replace(
+      /(from |import\()(['"])([^'"]+)\2/g,
+      (whole, keyword: string, quote: string, specifier: string) => {
+        if (!specifier.startsWith('.')) {
+          if (!DEPENDENCIES.some((name) => specifier === name || specifier.startsWith(`${name}/`)))
+            throw new Error(`${file} imports ${specifier}, which the client does not depend on`)
+          return whole
+        }
+        const target = normalize(join(dirname(file), specifier))
+        const declaration = existsSync(join(DECLARATIONS, `${target}.d.ts`)) ? `${target}.d.ts` : join(target, 'index.d.ts')
+        pending.push(declaration)
+        const path = relative(dirname(file), declaration).replace(/\.d\.ts$/, '.js')
+        return `${keyword}${quote}${path.startsWith('.') ? path : `./${path}`}${quote}`
+      },
+    )
     mkdirSync(dirname(join(OUT, 'types', file)), { recursive: true })
     writeFileSync(join(OUT, 'types', file), text)
   }
 }
 
 async function bundle(): Promise<void> {
-  const built = await Bun.build({ entrypoints: [join(ROOT, 'src', 'client', 'index.ts')], target: 'node', format: 'esm', external: ['@elysiajs/eden'], outdir: OUT })
+  const built = await Bun.build({
+    entrypoints: [join(ROOT, 'src', 'client', 'index.ts')],
+    target: 'node',
+    format: 'esm',
+    external: ['@elysiajs/eden'],
+    outdir: OUT,
+  })
   if (!built.success) throw new Error(built.logs.join('\n'))
 }
 
 function manifest(): void {
   const types = './types/client/index.d.ts'
-  writeFileSync(join(OUT, 'package.json'), `${JSON.stringify({
-    name: 'travel-protection-sandbox-client',
-    version: root.version,
-    description: 'Typed client (Eden Treaty) for the travel protection sandbox: every path, body, header and answer checked against the server\'s own schemas.',
-    type: 'module',
-    exports: { '.': { types, default: './index.js' } },
-    main: './index.js',
-    types,
-    sideEffects: false,
-    dependencies: Object.fromEntries(DEPENDENCIES.map((name) => [name, root.dependencies[name]])),
-  }, null, 2)}\n`)
+  writeFileSync(
+    join(OUT, 'package.json'),
+    `${JSON.stringify(
+      {
+        name: 'travel-protection-sandbox-client',
+        version: root.version,
+        description:
+          "Typed client (Eden Treaty) for the travel protection sandbox: every path, body, header and answer checked against the server's own schemas.",
+        type: 'module',
+        exports: { '.': { types, default: './index.js' } },
+        main: './index.js',
+        types,
+        sideEffects: false,
+        dependencies: Object.fromEntries(DEPENDENCIES.map((name) => [name, root.dependencies[name]])),
+      },
+      null,
+      2,
+    )}\n`,
+  )
   cpSync(join(ROOT, 'src', 'client', 'README.md'), join(OUT, 'README.md'))
 }
 

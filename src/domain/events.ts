@@ -18,5 +18,11 @@ export const EVENT_ID = /^evt_[0-9a-f]{20}$/
 /** An event of `session`, happening at `at`; its body is what is delivered and listed, byte for byte. */
 export function newEvent(session: { id: number; ref: string }, type: EventType, data: unknown, at: number) {
   const ref = `evt_${randomBytes(10).toString('hex')}`
-  return { ref, sessionId: session.id, type, at, body: JSON.stringify({ id: ref, type, version: EVENT_VERSION, created_at: isoTimestamp(at), session_ref: session.ref, data }) }
+  return {
+    ref,
+    sessionId: session.id,
+    type,
+    at,
+    body: JSON.stringify({ id: ref, type, version: EVENT_VERSION, created_at: isoTimestamp(at), session_ref: session.ref, data }),
+  }
 }

@@ -6,8 +6,22 @@
 import { ApiError, childPath, isRepeatableName, type ErrorDetail } from '../errors'
 
 const EXACT = new Set([
-  'name', 'firstname', 'lastname', 'fullname', 'givenname', 'middlename', 'familyname', 'surname',
-  'dob', 'street', 'postcode', 'zip', 'nationalid', 'pan', 'ssn', 'gender',
+  'name',
+  'firstname',
+  'lastname',
+  'fullname',
+  'givenname',
+  'middlename',
+  'familyname',
+  'surname',
+  'dob',
+  'street',
+  'postcode',
+  'zip',
+  'nationalid',
+  'pan',
+  'ssn',
+  'gender',
 ])
 /** Names containing any of these; one pattern is half the cost of a test per word (every body key passes here). */
 const CONTAINED = new RegExp(['email', 'phone', 'mobile', 'telephone', 'passport', 'birth', 'address', 'nominee', 'aadhaar'].join('|'))

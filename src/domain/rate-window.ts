@@ -33,7 +33,15 @@ export function decide(readings: CounterReading[], policy: WindowPolicy, now: nu
     const resetAt = Math.max(...full.map((reading) => (reading.oldestAt ?? now) + windowMs))
     return { admitted: false, limit, remaining: 0, resetAt, retryAfter: Math.max(1, Math.ceil((resetAt - now) / 1000)) }
   }
-  return { admitted: true, limit, ...binding(readings.map((r) => ({ used: r.used + 1, oldestAt: r.oldestAt ?? now })), policy, now) }
+  return {
+    admitted: true,
+    limit,
+    ...binding(
+      readings.map((r) => ({ used: r.used + 1, oldestAt: r.oldestAt ?? now })),
+      policy,
+      now,
+    ),
+  }
 }
 
 /** The allowance left without counting a request (for answers refused before the rate check). */

@@ -5,17 +5,16 @@ import { loggedMethod, loggedPath, pathOf } from './paths'
 import { maybeStateOf } from './request-state'
 
 export function accessLog(log: Log) {
-  return new Elysia({ name: 'sandbox-access-log' })
-    .onAfterResponse({ as: 'global' }, ({ request, set }) => {
-      const state = maybeStateOf(request)
-      if (!state) return
-      log({
-        request_id: state.requestId,
-        method: loggedMethod(request.method),
-        path: loggedPath(pathOf(request.url)),
-        status: set.status ?? 200,
-        duration_ms: Math.round((performance.now() - state.startedAt) * 100) / 100,
-        session_ref: state.session?.ref ?? null,
-      })
+  return new Elysia({ name: 'sandbox-access-log' }).onAfterResponse({ as: 'global' }, ({ request, set }) => {
+    const state = maybeStateOf(request)
+    if (!state) return
+    log({
+      request_id: state.requestId,
+      method: loggedMethod(request.method),
+      path: loggedPath(pathOf(request.url)),
+      status: set.status ?? 200,
+      duration_ms: Math.round((performance.now() - state.startedAt) * 100) / 100,
+      session_ref: state.session?.ref ?? null,
     })
+  })
 }

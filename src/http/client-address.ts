@@ -6,7 +6,10 @@ import { isIP } from 'node:net'
 
 export function clientAddress(request: Request, peer: () => string | undefined, trustProxy: number): string {
   if (trustProxy > 0) {
-    const forwarded = (request.headers.get('x-forwarded-for') ?? '').split(',').map((entry) => entry.trim()).filter(Boolean)
+    const forwarded = (request.headers.get('x-forwarded-for') ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean)
     // With N trusted proxies the Nth entry from the right is the last one a trusted proxy wrote; with
     // fewer entries than that, none of them can be trusted.
     const candidate = forwarded.length >= trustProxy ? entryAddress(forwarded.at(-trustProxy)!) : undefined
@@ -34,14 +37,17 @@ export function networkOf(address: string): string {
   if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
     return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.')
   }
-  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`
 }
 
 /** The eight 16-bit groups of a valid IPv6 address, `::` expanded and a dotted IPv4 tail folded in. */
 function ipv6Groups(address: string): number[] {
   const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address)
   const hex = dotted
-    ? address.slice(0, dotted.index) + [((+dotted[1]! << 8) | +dotted[2]!), ((+dotted[3]! << 8) | +dotted[4]!)].map((n) => n.toString(16)).join(':')
+    ? address.slice(0, dotted.index) + [(+dotted[1]! << 8) | +dotted[2]!, (+dotted[3]! << 8) | +dotted[4]!].map((n) => n.toString(16)).join(':')
     : address
   const [head = '', tail] = hex.toLowerCase().split('::')
   const left = head ? head.split(':') : []

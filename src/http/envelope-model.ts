@@ -10,7 +10,10 @@ import { ERRORS, type ErrorCode, type ErrorStatus } from '../errors'
 /** A union of string literals: the document shows a plain `enum` (t.UnionEnum would add a `default`). */
 export function literals<const Value extends string>(values: readonly Value[], options: { description?: string } = {}) {
   // Typed as its values: TypeBox cannot type a union built from an array that is not a tuple.
-  return Type.Union(values.map((value) => Type.Literal(value)), options) as unknown as TUnsafe<Value>
+  return Type.Union(
+    values.map((value) => Type.Literal(value)),
+    options,
+  ) as unknown as TUnsafe<Value>
 }
 
 /** The body of a call that takes no fields: empty, or `{}`. */
@@ -38,16 +41,21 @@ const RequestId = t.String({ pattern: '^req_[0-9a-f]+$', description: 'Also sent
 
 /** The error object, its `code` limited to the codes given. */
 function errorModel<Code extends ErrorCode>(codes: readonly Code[]) {
-  return t.Object({
-    code: literals(codes),
-    message: t.String({ description: 'For people; may change.' }),
-    details: t.Optional(
-      t.Array(t.Object({
-        field: t.String({ description: 'JSON path: `trip.end_date`, `travellers[2].age`; `$` is the body.' }),
-        issue: t.String(),
-      })),
-    ),
-  }, { description: '`code` is the stable contract.' })
+  return t.Object(
+    {
+      code: literals(codes),
+      message: t.String({ description: 'For people; may change.' }),
+      details: t.Optional(
+        t.Array(
+          t.Object({
+            field: t.String({ description: 'JSON path: `trip.end_date`, `travellers[2].age`; `$` is the body.' }),
+            issue: t.String(),
+          }),
+        ),
+      ),
+    },
+    { description: '`code` is the stable contract.' },
+  )
 }
 
 /** The failure envelope for the codes given. */
@@ -68,17 +76,27 @@ const ENVELOPE_HEADERS = {
   'RateLimit-Policy': t.String({ description: 'IETF draft: `"sandbox";q=<limit>;w=<window seconds>`.' }),
   'Cache-Control': t.Literal('no-store'),
   'Set-Cookie': t.String({
-    description: '`sbx_session=<token>; Max-Age=<session lifetime + 86400>; Path=/; HttpOnly; SameSite=Strict` when this call opened a session '
-      + '(the cookie outlives the session by the 24 hours in which its ended session answers `session_expired`); the same cookie '
-      + 'with `Max-Age=0` when it answers `session_expired`. Send it back on later calls.',
+    description:
+      '`sbx_session=<token>; Max-Age=<session lifetime + 86400>; Path=/; HttpOnly; SameSite=Strict` when this call opened a session ' +
+      '(the cookie outlives the session by the 24 hours in which its ended session answers `session_expired`); the same cookie ' +
+      'with `Max-Age=0` when it answers `session_expired`. Send it back on later calls.',
   }),
 }
 const RETRY_HEADERS = { ...ENVELOPE_HEADERS, 'Retry-After': Type.Integer({ description: 'Seconds to wait before calling again.' }) }
 
 /** Error answers every sandbox route can give, whatever its body. */
 const EVERY_ROUTE = [
-  'invalid_json', 'unsupported_media_type', 'payload_too_large', 'headers_too_large', 'request_timeout', 'validation_failed',
-  'pii_not_allowed', 'session_expired', 'rate_limited', 'storage_unavailable', 'internal_error',
+  'invalid_json',
+  'unsupported_media_type',
+  'payload_too_large',
+  'headers_too_large',
+  'request_timeout',
+  'validation_failed',
+  'pii_not_allowed',
+  'session_expired',
+  'rate_limited',
+  'storage_unavailable',
+  'internal_error',
 ] as const satisfies ErrorCode[]
 type EveryRoute = (typeof EVERY_ROUTE)[number]
 

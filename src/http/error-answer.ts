@@ -34,26 +34,28 @@ export function errorAnswer({ config, clock, storage, log }: ErrorAnswerDeps) {
     }
   }
 
-  return new Elysia({ name: 'sandbox-error-answer' })
-    .onError({ as: 'global' }, async ({ code, error, request, set }) => {
-      const state = stateOf(request)
-      const path = pathOf(request.url)
-      const apiError = withSessionHint(toApiError(code, error, path, state.requestId, log), state.implicitSession)
-      const rate = state.rate ?? (await allowanceOrFull(state))
-      Object.assign(set.headers, rateLimitHeaders(rate, config.rateWindowSeconds, clock()))
-      if (apiError.retryAfter !== undefined) set.headers['retry-after'] = String(apiError.retryAfter)
-      if (apiError.code === 'method_not_allowed') set.headers.allow = allowedMethod(path)!
-      // A client too slow to send its body, declaring one too large to read, or whose body could not
-      // be read, gets the connection closed after the answer: what it has not sent or we have not
-      // read can never be a request.
-      // A chunked body is cut at the limit instead: closing while its chunks still arrive would reset
-      // the connection and lose the 413 at the client (seen on Bun under load).
-      if (apiError.code === 'request_timeout' || apiError instanceof UnreadableBody
-        || (apiError.code === 'payload_too_large' && request.headers.has('content-length'))) {
-        set.headers.connection = 'close'
-      }
-      set.status = apiError.status
-      await delayAnswer(state.delayMs, request.signal)
-      return failure(state, rate, apiError)
-    })
+  return new Elysia({ name: 'sandbox-error-answer' }).onError({ as: 'global' }, async ({ code, error, request, set }) => {
+    const state = stateOf(request)
+    const path = pathOf(request.url)
+    const apiError = withSessionHint(toApiError(code, error, path, state.requestId, log), state.implicitSession)
+    const rate = state.rate ?? (await allowanceOrFull(state))
+    Object.assign(set.headers, rateLimitHeaders(rate, config.rateWindowSeconds, clock()))
+    if (apiError.retryAfter !== undefined) set.headers['retry-after'] = String(apiError.retryAfter)
+    if (apiError.code === 'method_not_allowed') set.headers.allow = allowedMethod(path)!
+    // A client too slow to send its body, declaring one too large to read, or whose body could not
+    // be read, gets the connection closed after the answer: what it has not sent or we have not
+    // read can never be a request.
+    // A chunked body is cut at the limit instead: closing while its chunks still arrive would reset
+    // the connection and lose the 413 at the client (seen on Bun under load).
+    if (
+      apiError.code === 'request_timeout' ||
+      apiError instanceof UnreadableBody ||
+      (apiError.code === 'payload_too_large' && request.headers.has('content-length'))
+    ) {
+      set.headers.connection = 'close'
+    }
+    set.status = apiError.status
+    await delayAnswer(state.delayMs, request.signal)
+    return failure(state, rate, apiError)
+  })
 }

@@ -16,28 +16,30 @@ import { FORCED_OUTCOMES_AT, type Route } from './forced-outcome'
 export const HEADER_DOCS = {
   'sandbox-outcome': {
     name: 'Sandbox-Outcome',
-    description: 'Testing aid: the call fails exactly as this failure would (status, envelope, `Retry-After`; `session_expired` '
-      + 'also clears the cookie). Checked after the rate limit and before the body, so it counts like any other call and '
-      + 'changes nothing. Another value is `validation_failed`.',
+    description:
+      'Testing aid: the call fails exactly as this failure would (status, envelope, `Retry-After`; `session_expired` ' +
+      'also clears the cookie). Checked after the rate limit and before the body, so it counts like any other call and ' +
+      'changes nothing. Another value is `validation_failed`.',
     schema: {},
   },
   'sandbox-delay-ms': {
     name: 'Sandbox-Delay-Ms',
-    description: 'Testing aid for client time-outs: the answer waits this many milliseconds (0 to 10000, at most 5 digits) before it is sent. '
-      + 'The call is done first: a client that gives up has still had it applied (retry with the same `Idempotency-Key`). '
-      + 'Checked with `Sandbox-Outcome`, after the rate limit; another value is `validation_failed`.',
+    description:
+      'Testing aid for client time-outs: the answer waits this many milliseconds (0 to 10000, at most 5 digits) before it is sent. ' +
+      'The call is done first: a client that gives up has still had it applied (retry with the same `Idempotency-Key`). ' +
+      'Checked with `Sandbox-Outcome`, after the rate limit; another value is `validation_failed`.',
     schema: { pattern: DELAY_SHAPE.source },
   },
   'idempotency-key': {
     name: 'Idempotency-Key',
-    description: 'IETF idempotency-key draft: a repeat in this session with the same body answers the first result again '
-      + '(header `Idempotent-Replayed: true`); with another body it is `idempotency_key_reused`.',
+    description:
+      'IETF idempotency-key draft: a repeat in this session with the same body answers the first result again ' +
+      '(header `Idempotent-Replayed: true`); with another body it is `idempotency_key_reused`.',
     schema: { pattern: '^[!-~]{1,255}$', minLength: 1, maxLength: 255 },
   },
 } as const
 
-const outcomeHeader = <Path extends Route>(route: Path) =>
-  t.Optional(literals<(typeof FORCED_OUTCOMES_AT)[Path][number]>(FORCED_OUTCOMES_AT[route]))
+const outcomeHeader = <Path extends Route>(route: Path) => t.Optional(literals<(typeof FORCED_OUTCOMES_AT)[Path][number]>(FORCED_OUTCOMES_AT[route]))
 
 const textHeader = t.Optional(t.String())
 

@@ -24,8 +24,13 @@ export const INDEX_PATHS = ['/', '/api/sandbox'] as const
 /** A path under one policy: modify, cancel, read-back, the certificate. */
 const POLICY_PATH = /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)$/
 /** Every sandbox call's path, whatever its references hold. */
-const CALL_PATHS = [/^\/api\/sandbox\/session$/, /^\/api\/sandbox\/plans\/search$/, /^\/api\/sandbox\/policy\/new$/, POLICY_PATH,
-  /^\/api\/sandbox\/(?:events|webhook|webhook\/test|events\/[^/]+\/resend)$/]
+const CALL_PATHS = [
+  /^\/api\/sandbox\/session$/,
+  /^\/api\/sandbox\/plans\/search$/,
+  /^\/api\/sandbox\/policy\/new$/,
+  POLICY_PATH,
+  /^\/api\/sandbox\/(?:events|webhook|webhook\/test|events\/[^/]+\/resend)$/,
+]
 const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 
 /** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */
@@ -58,7 +63,10 @@ const ROUTE_WORDS = new Set(OUR_PATHS.flatMap((path) => path.split('/')))
 export function loggedPath(path: string): string {
   if (FIXED_PATHS.has(path)) return path
   const placeholder = POLICY_PATH.test(path) ? ':policy_ref' : ':segment'
-  return path.split('/').map((segment) => (ROUTE_WORDS.has(segment) || POLICY_REF.test(segment) ? segment : placeholder)).join('/')
+  return path
+    .split('/')
+    .map((segment) => (ROUTE_WORDS.has(segment) || POLICY_REF.test(segment) ? segment : placeholder))
+    .join('/')
 }
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECT'])

@@ -42,22 +42,21 @@ export interface RequestStartDeps {
 }
 
 export function requestStart({ config, clock, mode, peerAddress }: RequestStartDeps) {
-  return new Elysia({ name: 'sandbox-request-start' })
-    .onRequest(({ request, set, server }) => {
-      const requestId = `req_${randomUUID().replaceAll('-', '')}`
-      beginRequest(request, {
-        requestId,
-        startedAt: performance.now(),
-        network: networkKey(request, () => peerAddress(request, server), config.trustProxy),
-        admittedAt: clock(),
-        mode,
-        session: null,
-        sessionToken: null,
-        implicitSession: null,
-        rate: null,
-        delayMs: 0,
-      })
-      Object.assign(set.headers, { 'x-request-id': requestId, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
-      refuseHeaderFloods(request.headers)
+  return new Elysia({ name: 'sandbox-request-start' }).onRequest(({ request, set, server }) => {
+    const requestId = `req_${randomUUID().replaceAll('-', '')}`
+    beginRequest(request, {
+      requestId,
+      startedAt: performance.now(),
+      network: networkKey(request, () => peerAddress(request, server), config.trustProxy),
+      admittedAt: clock(),
+      mode,
+      session: null,
+      sessionToken: null,
+      implicitSession: null,
+      rate: null,
+      delayMs: 0,
     })
+    Object.assign(set.headers, { 'x-request-id': requestId, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
+    refuseHeaderFloods(request.headers)
+  })
 }

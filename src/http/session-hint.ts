@@ -22,9 +22,13 @@ export const SESSION_HINT: Record<ImplicitSession, { sentence: string; detail: E
     detail: { field: FIELD, issue: 'has no sbx_session, so this call started a new session, in which no plan, policy or event of another session resolves' },
   },
   unknown_cookie: {
-    sentence: 'This call carried a session cookie (sbx_session) this sandbox does not know, so it started a new session: '
-      + `send back the cookie the sandbox set, unchanged (${GUIDE}).`,
-    detail: { field: FIELD, issue: 'has an sbx_session this sandbox does not know, so this call started a new session, in which no plan, policy or event of another session resolves' },
+    sentence:
+      'This call carried a session cookie (sbx_session) this sandbox does not know, so it started a new session: ' +
+      `send back the cookie the sandbox set, unchanged (${GUIDE}).`,
+    detail: {
+      field: FIELD,
+      issue: 'has an sbx_session this sandbox does not know, so this call started a new session, in which no plan, policy or event of another session resolves',
+    },
   },
 }
 

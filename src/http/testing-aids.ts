@@ -11,20 +11,22 @@ import { maybeStateOf, stateOf } from './request-state'
 import { SESSION_COOKIE, setSessionCookie } from './session-cookie'
 
 export function testingAids(config: Config) {
-  return new Elysia({ name: 'sandbox-testing-aids' })
-    .onTransform({ as: 'global' }, ({ request, route, cookie }) => {
-      const state = stateOf(request)
-      state.delayMs = requestedDelay(request.headers.get(DELAY_HEADER))
-      const forced = forcedFailure(request.headers.get(FORCED_OUTCOME_HEADER), route, state.rate!, state.admittedAt, config)
-      if (forced?.code === 'session_expired') {
-        setSessionCookie(cookie[SESSION_COOKIE]!, request, config, null, 0)
-        state.session = null // as a real expiry answers: the call belongs to no session
-      }
-      if (forced) throw forced
-    })
-    // A failure's answer waits in the error answer (http/error-answer.ts).
-    .onAfterHandle({ as: 'global' }, async ({ request }) => {
-      const state = maybeStateOf(request)
-      if (state) await delayAnswer(state.delayMs, request.signal)
-    })
+  return (
+    new Elysia({ name: 'sandbox-testing-aids' })
+      .onTransform({ as: 'global' }, ({ request, route, cookie }) => {
+        const state = stateOf(request)
+        state.delayMs = requestedDelay(request.headers.get(DELAY_HEADER))
+        const forced = forcedFailure(request.headers.get(FORCED_OUTCOME_HEADER), route, state.rate!, state.admittedAt, config)
+        if (forced?.code === 'session_expired') {
+          setSessionCookie(cookie[SESSION_COOKIE]!, request, config, null, 0)
+          state.session = null // as a real expiry answers: the call belongs to no session
+        }
+        if (forced) throw forced
+      })
+      // A failure's answer waits in the error answer (http/error-answer.ts).
+      .onAfterHandle({ as: 'global' }, async ({ request }) => {
+        const state = maybeStateOf(request)
+        if (state) await delayAnswer(state.delayMs, request.signal)
+      })
+  )
 }

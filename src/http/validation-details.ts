@@ -26,7 +26,10 @@ interface SchemaError {
 
 /** `/travellers/2/age` → `travellers[2].age`; the body itself is `$`. */
 export function pointerToPath(pointer: string): string {
-  const tokens = pointer.split('/').slice(1).map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
+  const tokens = pointer
+    .split('/')
+    .slice(1)
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
   const path = tokens.reduce<string>((parent, token) => childPath(parent, /^\d+$/.test(token) ? Number(token) : token), '')
   return path || '$'
 }
@@ -38,7 +41,10 @@ export function pointerToPath(pointer: string): string {
 function detailOf(error: SchemaError, issue = describe(error)): ErrorDetail {
   if (error.type === ValueErrorType.ObjectAdditionalProperties) {
     const cut = error.path.lastIndexOf('/')
-    const name = error.path.slice(cut + 1).replace(/~1/g, '/').replace(/~0/g, '~')
+    const name = error.path
+      .slice(cut + 1)
+      .replace(/~1/g, '/')
+      .replace(/~0/g, '~')
     if (!isRepeatableName(name)) return { field: pointerToPath(error.path.slice(0, cut)), issue: 'has a field that is not accepted (its name is not repeated)' }
   }
   return { field: pointerToPath(error.path), issue }
@@ -72,9 +78,12 @@ function discriminatedDetails(error: SchemaError, key: string): ErrorDetail[] {
   }
   const otherFields = new Set(members.flatMap((member) => Object.keys(member.properties ?? {})))
   return [...error.errors![index]!].map((inner) => {
-    const issue = inner.type === ValueErrorType.ObjectRequiredProperty ? `is required for ${chosen}`
-      : inner.type === ValueErrorType.ObjectAdditionalProperties && otherFields.has(inner.path.split('/').pop()!) ? `is not used by ${chosen}`
-        : describe(inner)
+    const issue =
+      inner.type === ValueErrorType.ObjectRequiredProperty
+        ? `is required for ${chosen}`
+        : inner.type === ValueErrorType.ObjectAdditionalProperties && otherFields.has(inner.path.split('/').pop()!)
+          ? `is not used by ${chosen}`
+          : describe(inner)
     return detailOf(inner, issue)
   })
 }

@@ -30,8 +30,15 @@ export function quoteToRow(quote: Quote): QuoteRow {
 export function quoteFromRow<Plan>(row: QuoteRow): Quote<Plan> {
   const { product, plan, premiumMinor } = JSON.parse(row.plan) as { product: string; plan: Plan; premiumMinor: number }
   return {
-    planId: row.plan_id, product, plan, premiumMinor, trip: JSON.parse(row.trip), ages: JSON.parse(row.ages),
-    currency: row.currency, source: row.source, upstreamRef: row.upstream_ref,
+    planId: row.plan_id,
+    product,
+    plan,
+    premiumMinor,
+    trip: JSON.parse(row.trip),
+    ages: JSON.parse(row.ages),
+    currency: row.currency,
+    source: row.source,
+    upstreamRef: row.upstream_ref,
   }
 }
 
@@ -129,8 +136,7 @@ export function listedEvents(rows: EventRow[], queued: Map<number, number | null
     delivery: queued.has(row.id)
       ? {
           nextAt: queued.get(row.id)!,
-          attempts: attempts.filter((attempt) => attempt.event_id === row.id)
-            .map(({ attempt, at, status, error }) => ({ attempt, at, status, error })),
+          attempts: attempts.filter((attempt) => attempt.event_id === row.id).map(({ attempt, at, status, error }) => ({ attempt, at, status, error })),
         }
       : null,
   }))
@@ -149,5 +155,14 @@ export interface DeliveryRow {
 }
 
 export function deliveryFromRow(row: DeliveryRow): Delivery {
-  return { eventId: row.event_id, sessionId: row.session_id, lease: row.claimed_until, attempt: row.attempts + 1, ref: row.ref, type: row.type, body: row.body, webhook: { url: row.url, secret: row.secret } }
+  return {
+    eventId: row.event_id,
+    sessionId: row.session_id,
+    lease: row.claimed_until,
+    attempt: row.attempts + 1,
+    ref: row.ref,
+    type: row.type,
+    body: row.body,
+    webhook: { url: row.url, secret: row.secret },
+  }
 }

@@ -13,8 +13,10 @@ export type SynchronousStores = { [Name in keyof Stores]: Synchronous<Stores[Nam
 
 /** Each method of each store called through `around`, which answers what the call does, as a promise. */
 export function storesAround(stores: SynchronousStores | Stores, around: (call: () => unknown) => Promise<unknown>): Stores {
-  const wrap = (store: object) => Object.fromEntries(Object.entries(store).map(([name, method]) =>
-    [name, (...args: unknown[]) => around(() => (method as (...args: unknown[]) => unknown)(...args))]))
+  const wrap = (store: object) =>
+    Object.fromEntries(
+      Object.entries(store).map(([name, method]) => [name, (...args: unknown[]) => around(() => (method as (...args: unknown[]) => unknown)(...args))]),
+    )
   return Object.fromEntries(Object.entries(stores).map(([name, store]) => [name, wrap(store)])) as unknown as Stores
 }
 

@@ -9,7 +9,7 @@
  * byte is cut off; a request whose headers are not plausible (over 16 KiB, or 1000 fields) is
  * refused.
  */
-import { API, call, expect, expectError, expectOk, openSession, sleep, test, tripFrom, uniqueNetwork } from './support/client'
+import { API, call, expect, expectError, expectOk, openSession, test, tripFrom, uniqueNetwork } from './support/client'
 import { portOf, rawExchange, rawHead, type HttpAnswer, type Piece, type RawResult } from './support/raw'
 import { currentTarget } from './support/server'
 
@@ -43,20 +43,22 @@ test.describe('bodies over 16 KiB: 413 payload_too_large in the envelope, before
   test('an honest Content-Length over the limit is refused without waiting for the body', async ({ baseURL }) => {
     const declared = 20 * 1024
     // Only the first KiB is ever sent: the answer must not wait for the rest.
-    const result = await rawExchange(portOf(baseURL!), [
-      rawHead(API.search, { ...json, 'Content-Length': declared, 'X-Forwarded-For': uniqueNetwork() }),
-      paddedSearch(declared).slice(0, 1024),
-    ], { deadlineMs: 5_000, responses: 1 })
+    const result = await rawExchange(
+      portOf(baseURL!),
+      [rawHead(API.search, { ...json, 'Content-Length': declared, 'X-Forwarded-For': uniqueNetwork() }), paddedSearch(declared).slice(0, 1024)],
+      { deadlineMs: 5_000, responses: 1 },
+    )
     expect(result.responses.length, `answer within 5 s, got ${result.ended} after ${result.ms} ms`).toBe(1)
     await expectError(result.responses[0]!, 413, 'payload_too_large')
   })
 
   test('a lying 10 MB Content-Length: 413, then the connection is closed (the unread rest is never a request)', async ({ baseURL }) => {
     test.fail(currentTarget() === 'deno', 'Deno.serve keeps the connection open whatever the answer says (Connection: close)')
-    const result = await rawExchange(portOf(baseURL!), [
-      rawHead(API.search, { ...json, 'Content-Length': 10 * 1024 * 1024, 'X-Forwarded-For': uniqueNetwork() }),
-      paddedSearch(2048).slice(0, 1024),
-    ], { deadlineMs: 5_000 })
+    const result = await rawExchange(
+      portOf(baseURL!),
+      [rawHead(API.search, { ...json, 'Content-Length': 10 * 1024 * 1024, 'X-Forwarded-For': uniqueNetwork() }), paddedSearch(2048).slice(0, 1024)],
+      { deadlineMs: 5_000 },
+    )
     expect(result.responses.length, result.bytes.toString('latin1').slice(0, 300)).toBe(1)
     await expectError(result.responses[0]!, 413, 'payload_too_large')
     expect(result.responses[0]!.headers.connection).toBe('close')
@@ -65,9 +67,11 @@ test.describe('bodies over 16 KiB: 413 payload_too_large in the envelope, before
 
   test('an honest Content-Length over the limit with the whole body sent', async ({ baseURL }) => {
     const body = paddedSearch(LIMIT + 1)
-    const result = await rawExchange(portOf(baseURL!), [
-      rawHead(API.issue, { ...json, 'Content-Length': Buffer.byteLength(body), 'X-Forwarded-For': uniqueNetwork() }), body,
-    ], { deadlineMs: 5_000, responses: 1 })
+    const result = await rawExchange(
+      portOf(baseURL!),
+      [rawHead(API.issue, { ...json, 'Content-Length': Buffer.byteLength(body), 'X-Forwarded-For': uniqueNetwork() }), body],
+      { deadlineMs: 5_000, responses: 1 },
+    )
     expect(result.responses.length).toBe(1)
     await expectError(result.responses[0]!, 413, 'payload_too_large')
   })
@@ -75,7 +79,10 @@ test.describe('bodies over 16 KiB: 413 payload_too_large in the envelope, before
   test('a chunked body (no Content-Length) is refused once it passes the limit, before it ends', async ({ baseURL }) => {
     const chunk = 'x'.repeat(1024)
     // 20 chunks of 1 KiB, and never the terminating chunk.
-    const pieces: Piece[] = [rawHead(API.search, { ...json, 'Transfer-Encoding': 'chunked', 'X-Forwarded-For': uniqueNetwork() }), `${(1).toString(16)}\r\n{\r\n`]
+    const pieces: Piece[] = [
+      rawHead(API.search, { ...json, 'Transfer-Encoding': 'chunked', 'X-Forwarded-For': uniqueNetwork() }),
+      `${(1).toString(16)}\r\n{\r\n`,
+    ]
     for (let index = 0; index < 20; index++) pieces.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
     const result = await rawExchange(portOf(baseURL!), pieces, { deadlineMs: 5_000, responses: 1 })
     expect(result.responses.length, `answer within 5 s, got ${result.ended} after ${result.ms} ms`).toBe(1)
@@ -86,9 +93,9 @@ test.describe('bodies over 16 KiB: 413 payload_too_large in the envelope, before
     denoHasNoHeaderTimeout()
     // Read whole, this would be a 20 KiB JSON document (413); as declared, the body is `{"trip":1,`.
     const body = `{"trip":1,"pad":"${'x'.repeat(20 * 1024)}"}`
-    const result = await rawExchange(portOf(baseURL!), [
-      rawHead(API.search, { ...json, 'Content-Length': 10, 'X-Forwarded-For': uniqueNetwork() }), body,
-    ], { deadlineMs: SLOW_CLIENT_BOUND_MS + 5_000 })
+    const result = await rawExchange(portOf(baseURL!), [rawHead(API.search, { ...json, 'Content-Length': 10, 'X-Forwarded-For': uniqueNetwork() }), body], {
+      deadlineMs: SLOW_CLIENT_BOUND_MS + 5_000,
+    })
     expect(result.responses.length, `an answer to the declared request; got: ${result.bytes.toString('latin1').slice(0, 300)}`).toBeGreaterThanOrEqual(1)
     // On a database server (pg) the answer is still pending when Bun parses the rest: Bun's own
     // parser then refuses it with a plain 400 and drops the pending answer (the Bun limit README
@@ -122,9 +129,17 @@ test.describe('JSON shape limits: 422 validation_failed in the envelope', () => 
     const travellers = Array.from({ length: 65 }, () => ({ age: 30 }))
     const tooMany = await expectError(await send(baseURL!, JSON.stringify({ trip, travellers })), 422, 'too_many_travellers')
     expect(tooMany.details?.map((detail) => detail.field)).toEqual(['travellers'])
-    const nested = await expectError(await send(baseURL!, JSON.stringify({ trip: { ...trip, stops: Array(65).fill('FR') }, travellers: [{ age: 30 }] })), 422, 'validation_failed')
+    const nested = await expectError(
+      await send(baseURL!, JSON.stringify({ trip: { ...trip, stops: Array(65).fill('FR') }, travellers: [{ age: 30 }] })),
+      422,
+      'validation_failed',
+    )
     expect(nested.details?.map((detail) => detail.field)).toEqual(['trip.stops'])
-    const padded = await expectError(await send(baseURL!, JSON.stringify({ trip, travellers: [{ age: 30 }], extra: Array(3000).fill(0) })), 422, 'validation_failed')
+    const padded = await expectError(
+      await send(baseURL!, JSON.stringify({ trip, travellers: [{ age: 30 }], extra: Array(3000).fill(0) })),
+      422,
+      'validation_failed',
+    )
     expect(padded.details?.length).toBeGreaterThan(0)
     await expectError(await send(baseURL!, JSON.stringify(Array(4000).fill(1))), 422, 'validation_failed')
   })
@@ -138,14 +153,21 @@ test.describe('slow clients are cut off in bounded time', () => {
     const port = portOf(server.url)
     const head = rawHead(API.session, { ...json, 'Content-Length': 2, 'X-Pad': 'z'.repeat(400) })
     // One byte every 250 ms: the headers would take 2 minutes; the request line is complete early.
-    const dribble: Piece[] = head.slice(0, -4).split('').flatMap((byte) => [byte, { pause: 250 }])
+    const dribble: Piece[] = head
+      .slice(0, -4)
+      .split('')
+      .flatMap((byte) => [byte, { pause: 250 }])
     const [headers, body] = await Promise.all([
       rawExchange(port, dribble, { deadlineMs: SLOW_CLIENT_BOUND_MS + 5_000 }),
       rawExchange(port, [rawHead(API.session, { ...json, 'Content-Length': 100 }), '{"a'], { deadlineMs: SLOW_CLIENT_BOUND_MS + 5_000 }),
     ])
-    const report = (result: RawResult) => `${result.ended} after ${result.ms} ms, ${result.bytes.length} bytes: ${result.bytes.toString('latin1').slice(0, 120)}`
+    const report = (result: RawResult) =>
+      `${result.ended} after ${result.ms} ms, ${result.bytes.length} bytes: ${result.bytes.toString('latin1').slice(0, 120)}`
     test.info().annotations.push({ type: 'slow headers', description: report(headers) }, { type: 'stalled body', description: report(body) })
-    for (const [what, result] of [['dribbled headers', headers], ['stalled body', body]] as const) {
+    for (const [what, result] of [
+      ['dribbled headers', headers],
+      ['stalled body', body],
+    ] as const) {
       expect(result.ended, `${what}: ${report(result)}`).not.toBe('deadline')
       expect(result.ms, `${what}: ${report(result)}`).toBeLessThanOrEqual(SLOW_CLIENT_BOUND_MS)
     }
@@ -168,14 +190,16 @@ test.describe('slow clients are cut off in bounded time', () => {
       rawExchange(port, index % 2 ? [rawHead(API.search, { ...json, 'Content-Length': 500 }), '{'] : ['POST /api/sandbox/plans/search HTTP/1.1\r\nHost: 1'], {
         deadlineMs: 8_000,
         onConnect: () => connected++,
-      }).then((result) => (ended++, result)))
+      }).then((result) => (ended++, result)),
+    )
     await expect.poll(() => connected, { timeout: 5_000 }).toBe(40)
-    await expectOk(await call(server.url, API.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, network: uniqueNetwork(), timeoutMs: 8_000 }))
+    await expectOk(
+      await call(server.url, API.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, network: uniqueNetwork(), timeoutMs: 8_000 }),
+    )
     expect(ended, 'stalled connections that ended before the normal call was answered').toBe(0)
     await Promise.all(stalled)
   })
 })
-
 
 test.describe('header floods are refused: by the runtime parser (plain 431/400) or by the sandbox (431 envelope)', () => {
   const flood = async (port: number, headers: Record<string, string>) =>
@@ -191,7 +215,7 @@ test.describe('header floods are refused: by the runtime parser (plain 431/400) 
     for (const answer of fromSandbox) await expectError(answer, 431, 'headers_too_large')
   }
 
-  test('105 header fields, within every runtime\'s parser limits, are refused by the sandbox: 431 headers_too_large', async ({ baseURL }) => {
+  test("105 header fields, within every runtime's parser limits, are refused by the sandbox: 431 headers_too_large", async ({ baseURL }) => {
     const headers = Object.fromEntries(Array.from({ length: 105 }, (_, index) => [`X-F${index}`, 'v']))
     const result = await flood(portOf(baseURL!), headers)
     expect(result.responses).toHaveLength(1)
@@ -220,7 +244,8 @@ test.describe('pipelined requests', () => {
     // on PostgreSQL (pg) answers wait on real I/O, so there Bun answers all three or none
     // (docs/operations.md, "Known limit"); in simulation on SQLite, and on Deno and Node, all three.
     const { network, cookie, body, plans } = await openSession(baseURL!)
-    const head = (path: string, text: string) => rawHead(path, { ...json, 'Content-Length': Buffer.byteLength(text), 'X-Forwarded-For': network, Cookie: `sbx_session=${cookie}` }) + text
+    const head = (path: string, text: string) =>
+      rawHead(path, { ...json, 'Content-Length': Buffer.byteLength(text), 'X-Forwarded-For': network, Cookie: `sbx_session=${cookie}` }) + text
     const search = head(API.search, JSON.stringify(body))
     const issue = head(API.issue, JSON.stringify({ plan_id: plans[0].plan_id, trip: body.trip, travellers: body.travellers }))
     const result = await rawExchange(portOf(baseURL!), [search + issue + search], { deadlineMs: 5_000, responses: 3 })
@@ -232,7 +257,10 @@ test.describe('pipelined requests', () => {
       await expectOk(await call(baseURL!, API.search, { body, cookie, network }))
       return
     }
-    expect(result.responses.map((answer) => answer.status), seen).toEqual([200, 200, 200])
+    expect(
+      result.responses.map((answer) => answer.status),
+      seen,
+    ).toEqual([200, 200, 200])
     const [first, issued, last] = result.responses.map((answer) => JSON.parse(answer.text))
     expect(first.data.plans.length).toBeGreaterThan(0)
     expect(issued.data.policy_ref).toMatch(/^pol_sbx_/)
@@ -243,7 +271,11 @@ test.describe('pipelined requests', () => {
 test.describe('legal but unusual requests route as usual', () => {
   test('a short Host header (as in a container named "api" on port 80) reaches the same endpoints', async ({ baseURL }) => {
     for (const host of ['a', 'api', 'sbx.test']) {
-      const result = await rawExchange(portOf(baseURL!), [rawHead(API.session, { 'Content-Length': 0, 'X-Forwarded-For': uniqueNetwork(), Connection: 'close' }, host)], { deadlineMs: 5_000, responses: 1 })
+      const result = await rawExchange(
+        portOf(baseURL!),
+        [rawHead(API.session, { 'Content-Length': 0, 'X-Forwarded-For': uniqueNetwork(), Connection: 'close' }, host)],
+        { deadlineMs: 5_000, responses: 1 },
+      )
       expect(result.responses.length).toBe(1)
       const answer = result.responses[0]!
       expect({ host, status: answer.status }, answer.text.slice(0, 200)).toEqual({ host, status: 200 })
@@ -273,7 +305,11 @@ test.describe('requests without a usable Host are served like any other', () => 
       expect(search.status, search.text.slice(0, 300)).toBe(200)
       expect(JSON.parse(search.text).data.plans.length).toBeGreaterThan(0)
       expect((await send(API.session)).status).toBe(200)
-      await expectError(await send(API.modify('pol_sbx_00000000000000000000'), '{"scenario":"extend_end_date","new_end_date":"2030-01-01"}'), 404, 'policy_not_found')
+      await expectError(
+        await send(API.modify('pol_sbx_00000000000000000000'), '{"scenario":"extend_end_date","new_end_date":"2030-01-01"}'),
+        404,
+        'policy_not_found',
+      )
       const wrongMethod = await send(API.session, '', 'PUT')
       await expectError(wrongMethod, 405, 'method_not_allowed')
       expect(wrongMethod.headers.allow).toBe('POST')

@@ -31,7 +31,9 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
   test('answers the specimen PDF: the mark, refs, plan, trip, ages, synthetic identity, indicative premium and the history', async ({ request }) => {
     const trip = tripFrom(20, 9, 'IN', 'FR')
     const { policy, plan } = await issuePolicy(request, { trip, travellers: ages(34, 8), partner_reference: 'BK-CERT-7' })
-    const endorsed = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) } }))).data
+    const endorsed = (
+      await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) } }))
+    ).data
     const response = await request.post(API.certificate(policy.policy_ref))
     const pages = await pagesOf(await pdfOf(response))
     expect(response.headers()['content-disposition']).toBe(`attachment; filename="policy_certificate_${policy.policy_ref}.pdf"`)
@@ -49,7 +51,9 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
     const premium = `${policy.currency} ${endorsed.premium.toFixed(2)}`
     expect(text).toMatch(new RegExp(`${premium} \\(indicative`))
     expect(text).toContain(`#1 ${endorsed.endorsement.created_at.slice(0, 10)} ${endorsed.endorsement.created_at.slice(11, 19)} UTC extend_end_date`)
-    expect(text).toContain(`trip.end_date: ${trip.end_date} to ${addDays(trip.end_date, 3)}; premium change ${policy.currency} +${endorsed.premium_change.toFixed(2)}`)
+    expect(text).toContain(
+      `trip.end_date: ${trip.end_date} to ${addDays(trip.end_date, 3)}; premium change ${policy.currency} +${endorsed.premium_change.toFixed(2)}`,
+    )
   })
 
   test('the same policy state gives the same bytes; a correction gives a new certificate that shows it', async ({ request }) => {
@@ -66,7 +70,10 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
     expect((await pdfOf(await request.post(API.certificate(policy.policy_ref)))).equals(corrected)).toBe(true)
   })
 
-  test('errors are the JSON envelope: policy_not_found for another session or an unknown ref, validation_failed for a field', async ({ request, newClient }) => {
+  test('errors are the JSON envelope: policy_not_found for another session or an unknown ref, validation_failed for a field', async ({
+    request,
+    newClient,
+  }) => {
     const { policy } = await issuePolicy(request)
     // The stranger opens a session first: a call with no cookie would say so in its "not found".
     const stranger = await newClient()
@@ -91,7 +98,9 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/documents/policy_certificat
     const text = pages.join(' ')
     expect(text).toContain('Status cancelled')
     expect(text).toContain(`Cancelled ${cancelled.cancelled_at.slice(0, 10)} ${cancelled.cancelled_at.slice(11, 19)} UTC`)
-    expect(text).toContain(`Refund ${policy.currency} ${cancelled.refund.amount.toFixed(2)} (whole premium, cancelled before the start date: 7 unused of 7 days)`)
+    expect(text).toContain(
+      `Refund ${policy.currency} ${cancelled.refund.amount.toFixed(2)} (whole premium, cancelled before the start date: 7 unused of 7 days)`,
+    )
     expect(text).toContain('correct_partner_reference')
   })
 })

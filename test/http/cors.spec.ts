@@ -71,18 +71,24 @@ test.describe('in a browser', () => {
     try {
       const tab = await browser.newPage()
       await tab.goto(tool)
-      const answers = await tab.evaluate(async ({ sandbox, search }) => {
-        const call = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-          const response = await fetch(`${sandbox}${path}`, {
-            method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
-          })
-          return { status: response.status, requestId: response.headers.get('x-request-id'), body: await response.json() }
-        }
-        const session = await call('/api/sandbox/session', {})
-        const found = await call('/api/sandbox/plans/search', search)
-        const forced = await call('/api/sandbox/plans/search', search, { 'sandbox-outcome': 'upstream_invalid' })
-        return { session, found, forced }
-      }, { sandbox, search: searchBody() })
+      const answers = await tab.evaluate(
+        async ({ sandbox, search }) => {
+          const call = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+            const response = await fetch(`${sandbox}${path}`, {
+              method: 'POST',
+              credentials: 'include',
+              headers: { 'content-type': 'application/json', ...headers },
+              body: JSON.stringify(body),
+            })
+            return { status: response.status, requestId: response.headers.get('x-request-id'), body: await response.json() }
+          }
+          const session = await call('/api/sandbox/session', {})
+          const found = await call('/api/sandbox/plans/search', search)
+          const forced = await call('/api/sandbox/plans/search', search, { 'sandbox-outcome': 'upstream_invalid' })
+          return { session, found, forced }
+        },
+        { sandbox, search: searchBody() },
+      )
       expect(answers.session.status).toBe(200)
       expect(answers.found.status).toBe(200)
       // The search ran in the session the first call opened: the browser sent its cookie back.

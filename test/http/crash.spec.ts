@@ -131,7 +131,9 @@ test.describe('crash safety', () => {
     // A later modify on each acknowledged policy works and continues from the acknowledged count.
     for (const [ref, endorsements] of policies) {
       const reply = await call(server.url, API.modify(ref), {
-        body: { scenario: 'correct_partner_reference', partner_reference: `FINAL-${ref.slice(-6)}` }, cookie, network,
+        body: { scenario: 'correct_partner_reference', partner_reference: `FINAL-${ref.slice(-6)}` },
+        cookie,
+        network,
       })
       const data = (await expectOk(reply)).data
       expect(data.endorsement.sequence, `next sequence of ${ref}`).toBe(endorsements.size + 1)
@@ -141,9 +143,11 @@ test.describe('crash safety', () => {
     // The database holds exactly what was acknowledged (plus the final endorsements), and a
     // SQLite file is sound.
     if (engine() === 'sqlite') readDatabase(dbPath, (db) => expect(db.pragma('integrity_check', { simple: true })).toBe('ok'))
-    const rows = await queryStore<{ ref: string; endorsements: number; last: number }>(dbPath,
+    const rows = await queryStore<{ ref: string; endorsements: number; last: number }>(
+      dbPath,
       `SELECT p.ref AS ref, COUNT(e.sequence) AS endorsements, COALESCE(MAX(e.sequence), 0) AS last
-         FROM policies p LEFT JOIN endorsements e ON e.policy_id = p.id GROUP BY p.id`)
+         FROM policies p LEFT JOIN endorsements e ON e.policy_id = p.id GROUP BY p.id`,
+    )
     expect(rows.map((row) => row.ref).sort()).toEqual([...policies.keys()].sort())
     for (const row of rows) {
       const acknowledged = policies.get(row.ref)!.size + 1
@@ -153,7 +157,9 @@ test.describe('crash safety', () => {
     expect(await countRows(dbPath, 'idempotency')).toBe(acknowledgedKeys)
 
     const endorsementCount = [...policies.values()].reduce((sum, map) => sum + map.size, 0)
-    console.log(`[${process.env.SANDBOX_TARGET}] crash: ${KILLS} SIGKILLs in ${Date.now() - started} ms, ${policies.size} policies, ${endorsementCount} endorsements acknowledged, ${counter} requests, ${lostAnswers} answers lost to a kill and retried`)
+    console.log(
+      `[${process.env.SANDBOX_TARGET}] crash: ${KILLS} SIGKILLs in ${Date.now() - started} ms, ${policies.size} policies, ${endorsementCount} endorsements acknowledged, ${counter} requests, ${lostAnswers} answers lost to a kill and retried`,
+    )
     test.info().annotations.push({
       type: 'crash',
       description: `${KILLS} SIGKILLs survived in ${Date.now() - started} ms: ${policies.size} policies, ${endorsementCount} endorsements acknowledged, ${counter} requests sent, ${lostAnswers} answers lost to a kill and retried`,

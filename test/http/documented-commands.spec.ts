@@ -67,7 +67,10 @@ interface Block {
 
 /** README.md, every docs/*.md (docs/spec/ holds the public specification's copies) and the client's README. */
 function documentedFiles(): string[] {
-  const docs = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`)
   return ['README.md', ...docs, 'src/client/README.md']
 }
 
@@ -96,7 +99,16 @@ function shellBlocks(): Block[] {
 
 /** A block's commands: continued lines joined, comments and blank lines dropped, spaces collapsed. */
 function commandsOf(text: string): string[] {
-  return text.replace(/\\\n/g, ' ').split('\n').map((line) => line.replace(/(^|\s)#.*$/, '').replace(/\s+/g, ' ').trim()).filter(Boolean)
+  return text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) =>
+      line
+        .replace(/(^|\s)#.*$/, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter(Boolean)
 }
 
 /** The titles of this file's tests that run a block. */
@@ -111,8 +123,7 @@ const RUN = {
 
 const OPENAPI_TOOLS = 'test/http/openapi-tools.spec.ts'
 
-type Claim = { file: string; heading: string } & (
-  /** Commands this file's test of that title runs. */
+type Claim = { file: string; heading: string } /** Commands this file's test of that title runs. */ & (
   | { commands: string[]; test: string }
   /** Commands no test runs, and why (printed by the coverage test). */
   | { commands: string[]; excluded: string }
@@ -128,42 +139,74 @@ const CLAIMS: Claim[] = [
   { file: 'README.md', heading: '## Quick start', commands: ['npm install && npm start'], test: RUN.hosted },
   // The command that runs this suite: it cannot run inside itself, and CI runs it (.ci/run).
   {
-    file: 'README.md', heading: '## Quick start', commands: ['npm install && npm test'],
+    file: 'README.md',
+    heading: '## Quick start',
+    commands: ['npm install && npm test'],
     excluded: 'it is the whole test run (unit tests, the builds, this HTTP suite on every target), which cannot run inside itself; CI runs it (.ci/run)',
   },
   {
-    file: 'README.md', heading: '## One file, no install: the binary', test: RUN.binary,
+    file: 'README.md',
+    heading: '## One file, no install: the binary',
+    test: RUN.binary,
     commands: ['npm run build:binary', './dist/travel-sandbox --help', 'PORT=3000 SANDBOX_DB_PATH=/tmp/sandbox.db ./dist/travel-sandbox --local &'],
   },
   {
-    file: 'README.md', heading: '## In your own CI: lift the limits', test: RUN.ci,
+    file: 'README.md',
+    heading: '## In your own CI: lift the limits',
+    test: RUN.ci,
     commands: ['SANDBOX_DB_PATH=:memory: npm run start:local &', 'until curl -sf http://localhost:3000/readyz > /dev/null; do sleep 0.2; done'],
   },
-  { file: 'README.md', heading: '### Walk-through with curl', spec: OPENAPI_TOOLS, test: 'README walk-through with curl', blocks: 1, reads: "readmeBlock('### Walk-through with curl', 'sh')" },
-  // Registering the receiver, then starting it and sending a test event.
-  { file: 'README.md', heading: '### Receive signed events', spec: OPENAPI_TOOLS, test: 'README receiver', blocks: 2, reads: "readmeBlock('### Receive signed events', 'sh'" },
   {
-    file: 'docs/api.md', heading: '### Postman and newman', spec: OPENAPI_TOOLS, test: 'Postman collection', blocks: 1,
+    file: 'README.md',
+    heading: '### Walk-through with curl',
+    spec: OPENAPI_TOOLS,
+    test: 'README walk-through with curl',
+    blocks: 1,
+    reads: "readmeBlock('### Walk-through with curl', 'sh')",
+  },
+  // Registering the receiver, then starting it and sending a test event.
+  {
+    file: 'README.md',
+    heading: '### Receive signed events',
+    spec: OPENAPI_TOOLS,
+    test: 'README receiver',
+    blocks: 2,
+    reads: "readmeBlock('### Receive signed events', 'sh'",
+  },
+  {
+    file: 'docs/api.md',
+    heading: '### Postman and newman',
+    spec: OPENAPI_TOOLS,
+    test: 'Postman collection',
+    blocks: 1,
     reads: "readmeBlock('### Postman and newman', 'sh', 'docs/api.md')",
   },
   {
-    file: 'docs/api.md', heading: '### A client in another language',
+    file: 'docs/api.md',
+    heading: '### A client in another language',
     commands: ['pipx run openapi-python-client generate --url http://localhost:3000/api/sandbox/openapi.json'],
     excluded: 'needs pipx (Python) and PyPI over the network, which CI has neither of',
   },
   {
-    file: 'docs/api.md', heading: '### A client in another language',
+    file: 'docs/api.md',
+    heading: '### A client in another language',
     commands: ['npx @openapitools/openapi-generator-cli generate -g java -o sandbox-client -i http://localhost:3000/api/sandbox/openapi.json'],
     excluded: 'needs Java, and downloads the generator (its npm package, then its jar) over the network, which CI has neither of',
   },
   { file: 'docs/operations.md', heading: '## UAT gateway setup', commands: ['SANDBOX_UAT_URL=https://uat.insurer.example/api npm start'], test: RUN.uatUrl },
   {
-    file: 'docs/operations.md', heading: '## UAT gateway setup', test: RUN.standIn,
+    file: 'docs/operations.md',
+    heading: '## UAT gateway setup',
+    test: RUN.standIn,
     commands: ['PORT=4400 npx bun test/uat-stand-in/server.ts &', 'SANDBOX_UAT_URL=http://127.0.0.1:4400 npm start'],
   },
   // `npm pack ./dist/client` run from the clone, and the install of the tarball it makes.
   {
-    file: 'src/client/README.md', heading: '## Install', spec: OPENAPI_TOOLS, test: 'installed client', blocks: 1,
+    file: 'src/client/README.md',
+    heading: '## Install',
+    spec: OPENAPI_TOOLS,
+    test: 'installed client',
+    blocks: 1,
     reads: "readmeBlock('## Install', 'sh', 'src/client/README.md')",
   },
 ]
@@ -224,8 +267,13 @@ test('every shell block in the docs is run by a test, or its commands excluded w
 
 /** The block a test of this file runs, as the docs write it now (the coverage test checks its commands). */
 function blockOf(title: string): { text: string; commands: string[] } {
-  const claim = CLAIMS.find((candidate) => !wholeBlock(candidate) && 'test' in candidate && candidate.test === title) as Extract<Claim, { commands: string[]; test: string }>
-  const block = shellBlocks().find((candidate) => sameHeading(claim, candidate) && claim.commands.every((command) => commandsOf(candidate.text).includes(command)))
+  const claim = CLAIMS.find((candidate) => !wholeBlock(candidate) && 'test' in candidate && candidate.test === title) as Extract<
+    Claim,
+    { commands: string[]; test: string }
+  >
+  const block = shellBlocks().find(
+    (candidate) => sameHeading(claim, candidate) && claim.commands.every((command) => commandsOf(candidate.text).includes(command)),
+  )
   expect(block, `${claim.file} ("${claim.heading}") has a block with ${JSON.stringify(claim.commands)}`).toBeDefined()
   return { text: block!.text, commands: claim.commands }
 }
@@ -318,9 +366,9 @@ function startShell(script: string, env: Record<string, string>): Shell {
     kill: async () => {
       signal('SIGTERM')
       // The sandbox stops in under 8 s on SIGTERM (docs/operations.md); past 10, it is killed.
-      for (const deadline = Date.now() + 10_000; liveMembers(group) > 0 && Date.now() < deadline;) await sleep(50)
+      for (const deadline = Date.now() + 10_000; liveMembers(group) > 0 && Date.now() < deadline; ) await sleep(50)
       signal('SIGKILL')
-      for (const deadline = Date.now() + 5_000; liveMembers(group) > 0 && Date.now() < deadline;) await sleep(50)
+      for (const deadline = Date.now() + 5_000; liveMembers(group) > 0 && Date.now() < deadline; ) await sleep(50)
       expect(liveMembers(group), `processes of the block still running:\n${output.slice(-2000)}`).toBe(0)
     },
   }
@@ -340,8 +388,15 @@ async function ended(shell: Shell, timeoutMs: number): Promise<number> {
  */
 async function answers(shell: Shell, url: string, options: { foreground: boolean }, timeoutMs = 60_000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; ; await sleep(100)) {
-    if (options.foreground && shell.exitCode() !== null) throw new Error(`the block ended (${shell.exitCode()}) before ${url} answered:\n${shell.output().slice(-3000)}`)
-    if (await fetch(url).then(async (response) => (await response.arrayBuffer(), response.status === 200), () => false)) return
+    if (options.foreground && shell.exitCode() !== null)
+      throw new Error(`the block ended (${shell.exitCode()}) before ${url} answered:\n${shell.output().slice(-3000)}`)
+    if (
+      await fetch(url).then(
+        async (response) => (await response.arrayBuffer(), response.status === 200),
+        () => false,
+      )
+    )
+      return
     if (Date.now() > deadline) throw new Error(`${url} did not answer within ${timeoutMs} ms:\n${shell.output().slice(-3000)}`)
   }
 }
@@ -352,7 +407,10 @@ async function answers(shell: Shell, url: string, options: { foreground: boolean
  */
 async function printed(shell: Shell, text: string, timeoutMs = 10_000): Promise<string[]> {
   for (const deadline = Date.now() + timeoutMs; ; await sleep(50)) {
-    const lines = shell.output().split('\n').filter((line) => line.includes(text))
+    const lines = shell
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(text))
     if (lines.length > 0) return lines
     if (Date.now() > deadline) throw new Error(`no line with ${text} within ${timeoutMs} ms:\n${shell.output().slice(-3000)}`)
   }
@@ -365,7 +423,9 @@ async function startupLine(shell: Shell): Promise<{ url: string; db: string; pro
 
 /** An address of this machine other than loopback, if it has one: where a server on every interface answers and one on loopback does not. */
 function outsideAddress(): string | undefined {
-  return Object.values(networkInterfaces()).flat().find((address) => address && !address.internal && address.family === 'IPv4')?.address
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address && !address.internal && address.family === 'IPv4')?.address
 }
 
 /** More calls in one session, from one network, than the hosted fair-use limit (30) allows: each answered. */
@@ -430,7 +490,10 @@ test(RUN.binary, async ({ blocks }) => {
   expect(await ended(shell, 180_000), shell.output()).toBe(0)
   expect(statSync(join(ROOT, 'dist', 'travel-sandbox')).mtimeMs).toBeGreaterThanOrEqual(before - 1_000)
   await printed(shell, 'Usage: travel-sandbox [--local]')
-  const unlisted = () => Object.values(SETTINGS).map(({ name }) => name).filter((name) => !new RegExp(`^ +${name} `, 'm').test(shell.output()))
+  const unlisted = () =>
+    Object.values(SETTINGS)
+      .map(({ name }) => name)
+      .filter((name) => !new RegExp(`^ +${name} `, 'm').test(shell.output()))
   await expect.poll(unlisted, { message: `--help lists every setting:\n${shell.output().slice(-3000)}` }).toEqual([])
   // The block leaves the binary serving in the background; it waits for nothing, so the test waits until it answers.
   const url = `http://127.0.0.1:${port}`

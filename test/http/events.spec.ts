@@ -54,11 +54,22 @@ test.describe('events and webhooks', () => {
 
     await receivedAll(hooks, 5)
     const byType = new Map(hooks.events().map((event) => [event.type, event]))
-    expect(hooks.events().map((event) => event.type).sort()).toEqual(['document.ready', 'policy.cancelled', 'policy.endorsed', 'policy.issued', 'webhook.test'])
+    expect(
+      hooks
+        .events()
+        .map((event) => event.type)
+        .sort(),
+    ).toEqual(['document.ready', 'policy.cancelled', 'policy.endorsed', 'policy.issued', 'webhook.test'])
     expect(new Set(hooks.events().map((event) => event.id)).size).toBe(5) // each once
     for (const delivery of hooks.received) {
       expect(verifyWebhook(secret, delivery.headers['sandbox-signature'] as string, delivery.body)).toBe(true)
-      expect(verifyWebhook(secret.replace(/.$/, (c) => (c === '0' ? '1' : '0')), delivery.headers['sandbox-signature'] as string, delivery.body)).toBe(false)
+      expect(
+        verifyWebhook(
+          secret.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+          delivery.headers['sandbox-signature'] as string,
+          delivery.body,
+        ),
+      ).toBe(false)
       expect(delivery.headers['content-type']).toBe('application/json')
       expect(delivery.headers['sandbox-event-id']).toBe(JSON.parse(delivery.body).id)
     }
@@ -98,13 +109,20 @@ test.describe('events and webhooks', () => {
     expect(hooks.received[2]!.at - hooks.received[1]!.at).toBeGreaterThanOrEqual(5_000)
     await expect.poll(async () => (await listed(request)).events[0].delivery.state, { timeout: 10_000 }).toBe('delivered')
     const [event] = (await listed(request)).events
-    expect(event.delivery.attempts.map((attempt: any) => [attempt.attempt, attempt.status])).toEqual([[1, 500], [2, 503], [3, 200]])
+    expect(event.delivery.attempts.map((attempt: any) => [attempt.attempt, attempt.status])).toEqual([
+      [1, 500],
+      [2, 503],
+      [3, 200],
+    ])
   })
 
   test('events without an endpoint are listed, undelivered; a resend delivers the same event once one is registered', async ({ request }) => {
     const { policy } = await issuePolicy(request)
     const { events } = await listed(request)
-    expect(events.map((event: any) => [event.type, event.delivery])).toEqual([['policy.issued', null], ['document.ready', null]])
+    expect(events.map((event: any) => [event.type, event.delivery])).toEqual([
+      ['policy.issued', null],
+      ['document.ready', null],
+    ])
     await expectError(await request.post(resendPath(events[0].id)), 409, 'webhook_not_registered')
     await expectError(await request.post(`${WEBHOOK}/test`), 409, 'webhook_not_registered')
     const hooks = await receiver()
@@ -112,18 +130,29 @@ test.describe('events and webhooks', () => {
     await expectOk(await request.post(resendPath(events[0].id)))
     await receivedAll(hooks, 1)
     const [pushed] = hooks.events()
-    expect(pushed).toEqual({ id: events[0].id, type: 'policy.issued', version: 2, created_at: events[0].created_at, session_ref: events[0].session_ref, data: events[0].data })
+    expect(pushed).toEqual({
+      id: events[0].id,
+      type: 'policy.issued',
+      version: 2,
+      created_at: events[0].created_at,
+      session_ref: events[0].session_ref,
+      data: events[0].data,
+    })
     expect(pushed!.data.policy_ref).toBe(policy.policy_ref)
     await expectError(await request.post(resendPath('evt_00000000000000000000')), 404, 'event_not_found')
     await expectError(await request.post(resendPath('not-an-event')), 404, 'event_not_found')
   })
 
-  test('a pending certificate\'s document.ready is listed and delivered only once it is ready', async ({ request }) => {
+  test("a pending certificate's document.ready is listed and delivered only once it is ready", async ({ request }) => {
     const hooks = await receiver()
     await register(request, hooks.url)
     const trip = tripFrom(5, 6)
     const { plans } = await searchPlans(request, searchBody(trip, ages(33)))
-    const policy = (await expectOk(await request.post(API.issue, { data: { plan_id: plans[0].plan_id, trip, travellers: ages(33) }, headers: { 'sandbox-outcome': 'document_pending' } }))).data
+    const policy = (
+      await expectOk(
+        await request.post(API.issue, { data: { plan_id: plans[0].plan_id, trip, travellers: ages(33) }, headers: { 'sandbox-outcome': 'document_pending' } }),
+      )
+    ).data
     const readyAt = Date.parse(policy.documents[0].ready_at)
     await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-EARLY' } }))
     // Until the certificate is ready, its event holds back the ones after it: a cursor never passes it.
@@ -136,7 +165,10 @@ test.describe('events and webhooks', () => {
     }
     // Whatever the first page held, the pages together are every event once, in order.
     const seen = early?.events ?? []
-    await expect.poll(async () => [...seen, ...(await listed(request, { after: early?.next_cursor ?? undefined })).events].map((event: any) => event.type), { timeout: 20_000 })
+    await expect
+      .poll(async () => [...seen, ...(await listed(request, { after: early?.next_cursor ?? undefined })).events].map((event: any) => event.type), {
+        timeout: 20_000,
+      })
       .toEqual(['policy.issued', 'document.ready', 'policy.endorsed'])
     await receivedAll(hooks, 3)
     const ready = hooks.received.find((delivery) => JSON.parse(delivery.body).type === 'document.ready')!
@@ -161,7 +193,7 @@ test.describe('events and webhooks', () => {
     await expectError(await request.post(EVENTS, { data: { limit: 0 } }), 422, 'validation_failed')
   })
 
-  test('events are the session\'s own: another session lists none of them and cannot resend them', async ({ request, newClient }) => {
+  test("events are the session's own: another session lists none of them and cannot resend them", async ({ request, newClient }) => {
     await issuePolicy(request)
     const { events } = await listed(request)
     const other = await newClient()
@@ -175,8 +207,7 @@ test.describe('events and webhooks', () => {
     expect(second).not.toBe(first)
     await issuePolicy(request)
     expect((await expectOk(await request.post(WEBHOOK, { data: { url: null } }))).data).toEqual({ url: null, event_types: expect.any(Array) })
-    await expect.poll(async () => (await listed(request)).events.map((event: any) => event.delivery.state), { timeout: 10_000 })
-      .toEqual(['failed', 'failed'])
+    await expect.poll(async () => (await listed(request)).events.map((event: any) => event.delivery.state), { timeout: 10_000 }).toEqual(['failed', 'failed'])
   })
 
   test('a URL that is not http(s) is validation_failed; one with credentials is refused as personal data; neither is repeated', async ({ request }) => {
@@ -190,7 +221,10 @@ test.describe('events and webhooks', () => {
 })
 
 test.describe('where webhooks may go by default', () => {
-  test('a sandbox others can reach delivers only to public addresses and says so at start-up; one on loopback delivers to this machine', async ({ privateServer, playwright }) => {
+  test('a sandbox others can reach delivers only to public addresses and says so at start-up; one on loopback delivers to this machine', async ({
+    privateServer,
+    playwright,
+  }) => {
     const hooks = await receiver()
     // SANDBOX_WEBHOOK_TARGETS empty means its default (the suite's servers set it otherwise).
     const exposed = await privateServer('webhooks-exposed', { HOST: '0.0.0.0', SANDBOX_WEBHOOK_TARGETS: '' })
@@ -226,14 +260,28 @@ test.describe('where webhooks may go by default', () => {
 })
 
 test.describe('webhooks on a hosted server (SANDBOX_WEBHOOK_TARGETS=public)', () => {
-  test('loopback, private, link-local and reserved targets are refused, including a host name that resolves to one; so are other ports', async ({ privateServer, playwright }) => {
+  test('loopback, private, link-local and reserved targets are refused, including a host name that resolves to one; so are other ports', async ({
+    privateServer,
+    playwright,
+  }) => {
     const server = await privateServer('webhooks-public', { SANDBOX_WEBHOOK_TARGETS: 'public' })
     const client = await playwright.request.newContext({ baseURL: server.url })
     try {
       for (const url of [
-        'http://127.0.0.1/hooks', 'http://localhost/hooks', 'http://10.1.2.3/hooks', 'http://172.16.0.1/', 'http://192.168.1.1/',
-        'http://169.254.169.254/latest/meta-data', 'http://[::1]/hooks', 'http://[fe80::1]/hooks', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/',
-        'http://0.0.0.0/', 'http://100.64.0.1/', 'http://93.184.215.14:8080/hooks', 'https://93.184.215.14:22/',
+        'http://127.0.0.1/hooks',
+        'http://localhost/hooks',
+        'http://10.1.2.3/hooks',
+        'http://172.16.0.1/',
+        'http://192.168.1.1/',
+        'http://169.254.169.254/latest/meta-data',
+        'http://[::1]/hooks',
+        'http://[fe80::1]/hooks',
+        'http://[fd00::1]/',
+        'http://[::ffff:127.0.0.1]/',
+        'http://0.0.0.0/',
+        'http://100.64.0.1/',
+        'http://93.184.215.14:8080/hooks',
+        'https://93.184.215.14:22/',
       ]) {
         const error = await expectError(await client.post(WEBHOOK, { data: { url } }), 422, 'validation_failed')
         expect(error.details![0]!.field, url).toBe('url')
@@ -258,7 +306,7 @@ test.describe('event size', () => {
       }
       await expectOk(await client.post(API.cancel(policy.policy_ref)))
       const events: any[] = []
-      for (let after: string | undefined; ;) {
+      for (let after: string | undefined; ; ) {
         const page = await listed(client, after ? { after } : {})
         events.push(...page.events)
         if (!page.has_more) break
@@ -295,7 +343,12 @@ test.describe('deliveries survive a crash', () => {
       const back = await receiver(port)
       const second = await privateServer('webhooks-crash', {}, { dbPath: first.dbPath })
       await receivedAll(back, 2, 45_000)
-      expect(back.events().map((event) => event.type).sort()).toEqual(['document.ready', 'policy.issued'])
+      expect(
+        back
+          .events()
+          .map((event) => event.type)
+          .sort(),
+      ).toEqual(['document.ready', 'policy.issued'])
       expect(back.events().every((event) => event.data.policy_ref === policy.policy_ref)).toBe(true)
       void second
     } finally {

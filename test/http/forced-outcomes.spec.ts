@@ -4,7 +4,24 @@
  * before the body.
  */
 import type { APIRequestContext } from '@playwright/test'
-import { addDays, ages, API, before, expect, expectError, expectOk, issuePolicy, raw, searchBody, sessionCookie, sessionToken, sleep, test, tripFrom, withTimeSpans } from './support/client'
+import {
+  addDays,
+  ages,
+  API,
+  before,
+  expect,
+  expectError,
+  expectOk,
+  issuePolicy,
+  raw,
+  searchBody,
+  sessionCookie,
+  sessionToken,
+  sleep,
+  test,
+  tripFrom,
+  withTimeSpans,
+} from './support/client'
 
 const OUTCOMES = {
   upstream_unavailable: { status: 503, retryAfter: true },
@@ -25,7 +42,12 @@ async function endpoints(client: APIRequestContext) {
     { name: 'session', path: API.session, data: {}, outcomes: ANYWHERE },
     { name: 'search', path: API.search, data: searchBody(trip, ages(30)), outcomes: [...ANYWHERE, 'session_expired', 'upstream_invalid'] },
     { name: 'issue', path: API.issue, data: body, outcomes: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'] },
-    { name: 'modify', path: API.modify(policy.policy_ref), data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) }, outcomes: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'] },
+    {
+      name: 'modify',
+      path: API.modify(policy.policy_ref),
+      data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) },
+      outcomes: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'],
+    },
     { name: 'cancel', path: API.cancel(policy.policy_ref), data: {}, outcomes: [...ANYWHERE, 'session_expired', 'upstream_unavailable', 'upstream_invalid'] },
     { name: 'read', path: API.read(policy.policy_ref), data: {}, outcomes: [...ANYWHERE, 'session_expired'] },
     { name: 'certificate', path: API.certificate(policy.policy_ref), data: {}, outcomes: [...ANYWHERE, 'session_expired'] },
@@ -78,7 +100,16 @@ test.describe('Sandbox-Outcome', () => {
       await expectError(response, status, code)
       expect((await response.json()).meta.rate_limit.remaining).toBe(--remaining)
     }
-    await counted(forced('upstream_unavailable', API.modify(policy.policy_ref), { scenario: 'correct_partner_reference', partner_reference: 'BK-F2' }, { 'idempotency-key': 'forced-1' }), 503, 'upstream_unavailable')
+    await counted(
+      forced(
+        'upstream_unavailable',
+        API.modify(policy.policy_ref),
+        { scenario: 'correct_partner_reference', partner_reference: 'BK-F2' },
+        { 'idempotency-key': 'forced-1' },
+      ),
+      503,
+      'upstream_unavailable',
+    )
     await counted(forced('internal_error', API.issue, body, { 'idempotency-key': 'forced-2' }), 500, 'internal_error')
     await counted(forced('storage_unavailable', API.session, {}), 503, 'storage_unavailable')
 
@@ -86,7 +117,12 @@ test.describe('Sandbox-Outcome', () => {
     const after = await expectOk(await request.post(API.read(policy.policy_ref)))
     expect(after.data).toEqual(before.data)
     expect(after.meta.session_expires_at).toBe(before.meta.session_expires_at)
-    const modified = await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-F3' }, headers: { 'idempotency-key': 'forced-1' } }))
+    const modified = await expectOk(
+      await request.post(API.modify(policy.policy_ref), {
+        data: { scenario: 'correct_partner_reference', partner_reference: 'BK-F3' },
+        headers: { 'idempotency-key': 'forced-1' },
+      }),
+    )
     expect(modified.data.endorsement.sequence).toBe(1)
 
     // A search answered by force recorded no plans: its plan_id does not resolve in this session.
@@ -106,8 +142,14 @@ test.describe('Sandbox-Outcome', () => {
   })
 
   test('an unknown value, or one that cannot happen on this endpoint, is validation_failed and is not repeated', async ({ request }) => {
-    const unknown = await expectError(await request.post(API.search, { data: searchBody(), headers: { 'sandbox-outcome': 'teapot_MARKER' } }), 422, 'validation_failed')
-    expect(unknown.details).toEqual([{ field: 'Sandbox-Outcome', issue: 'must be one of: rate_limited, storage_unavailable, internal_error, session_expired, upstream_invalid' }])
+    const unknown = await expectError(
+      await request.post(API.search, { data: searchBody(), headers: { 'sandbox-outcome': 'teapot_MARKER' } }),
+      422,
+      'validation_failed',
+    )
+    expect(unknown.details).toEqual([
+      { field: 'Sandbox-Outcome', issue: 'must be one of: rate_limited, storage_unavailable, internal_error, session_expired, upstream_invalid' },
+    ])
     expect(JSON.stringify(unknown)).not.toContain('MARKER')
     // Session creation ignores cookies, so it never answers session_expired; search never answers upstream_unavailable.
     const session = await expectError(await request.post(API.session, { headers: { 'sandbox-outcome': 'session_expired' } }), 422, 'validation_failed')
@@ -122,19 +164,34 @@ test.describe('Sandbox-Outcome', () => {
       const server = await privateServer(`forced-order-${seconds}`, { SANDBOX_RATE_LIMIT: '2', SANDBOX_SESSION_TTL_SECONDS: String(seconds) })
       const client = await newClient({ baseURL: server.url })
       // Before the body: broken JSON, a wrong media type, personal data, an oversize body all get the forced answer.
-      const opened = await client.post(API.search, { headers: { 'content-type': 'application/json', 'sandbox-outcome': 'upstream_invalid' }, data: raw('{ not json') })
+      const opened = await client.post(API.search, {
+        headers: { 'content-type': 'application/json', 'sandbox-outcome': 'upstream_invalid' },
+        data: raw('{ not json'),
+      })
       await expectError(opened, 502, 'upstream_invalid')
       const token = sessionToken(opened)!
       const expiresAt = Date.parse((await opened.json()).meta.session_expires_at)
       await before(expiresAt, async () => {
-        await expectError(await client.post(API.search, { headers: { 'content-type': 'text/plain', 'sandbox-outcome': 'internal_error' }, data: raw('x'.repeat(20_000)) }), 500, 'internal_error')
+        await expectError(
+          await client.post(API.search, { headers: { 'content-type': 'text/plain', 'sandbox-outcome': 'internal_error' }, data: raw('x'.repeat(20_000)) }),
+          500,
+          'internal_error',
+        )
         // The allowance (2) is spent: the real 429 answers, not the forced failure.
-        await expectError(await client.post(API.search, { headers: { 'sandbox-outcome': 'internal_error' }, data: { email: 'a@b.example' } }), 429, 'rate_limited')
+        await expectError(
+          await client.post(API.search, { headers: { 'sandbox-outcome': 'internal_error' }, data: { email: 'a@b.example' } }),
+          429,
+          'rate_limited',
+        )
       })
       // Once the session has ended, the real session_expired answers (and counts nothing).
       await sleep(expiresAt - Date.now() + 100)
       const late = await newClient({ baseURL: server.url })
-      await expectError(await late.post(API.search, { headers: { cookie: `sbx_session=${token}`, 'sandbox-outcome': 'internal_error' }, data: searchBody() }), 401, 'session_expired')
+      await expectError(
+        await late.post(API.search, { headers: { cookie: `sbx_session=${token}`, 'sandbox-outcome': 'internal_error' }, data: searchBody() }),
+        401,
+        'session_expired',
+      )
     })
   })
 })

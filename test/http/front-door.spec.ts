@@ -36,7 +36,10 @@ for (const path of ['/', '/api/sandbox']) {
 test('the start-up line names the docs page at localhost when the server listens on every interface', async ({ privateServer }) => {
   const server = await privateServer('startup-line', { HOST: '0.0.0.0' })
   const port = new URL(server.url).port
-  const line = server.stdout().split('\n').find((text) => text.includes('"msg":"listening"'))
+  const line = server
+    .stdout()
+    .split('\n')
+    .find((text) => text.includes('"msg":"listening"'))
   expect(line, server.stdout()).toBeDefined()
   const listening = JSON.parse(line!)
   expect(listening.docs).toBe(`http://localhost:${port}${DOCS}`)
@@ -47,12 +50,16 @@ test('the start-up line names the docs page at localhost when the server listens
 test('the OpenAPI document with no usable Host: 200, its servers the origin the runtime saw, else relative', async ({ baseURL }) => {
   // HTTP/1.0 needs no Host: Bun then hands over a bare path (servers `/`), Node and Deno an origin
   // of their own making (the socket's address, localhost).
-  const { responses: [old] } = await rawExchange(portOf(baseURL!), [`GET ${SPEC} HTTP/1.0\r\n\r\n`], { deadlineMs: 10_000 })
+  const {
+    responses: [old],
+  } = await rawExchange(portOf(baseURL!), [`GET ${SPEC} HTTP/1.0\r\n\r\n`], { deadlineMs: 10_000 })
   expect(old?.status).toBe(200)
   expect(old?.headers['content-type']).toBe('application/json')
   // A Host no URL parser takes (a port out of range): relative on every runtime.
   const malformed = `GET ${SPEC} HTTP/1.1\r\nHost: x:99999\r\nConnection: close\r\n\r\n`
-  const { responses: [answer] } = await rawExchange(portOf(baseURL!), [malformed], { deadlineMs: 10_000, responses: 1 })
+  const {
+    responses: [answer],
+  } = await rawExchange(portOf(baseURL!), [malformed], { deadlineMs: 10_000, responses: 1 })
   expect(answer?.status).toBe(200)
   expect(JSON.parse(answer!.text).servers).toEqual([{ url: '/', description: 'The sandbox serving this document' }])
 })

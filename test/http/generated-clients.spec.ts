@@ -17,8 +17,17 @@ const SPEC = '/api/sandbox/openapi.json'
 const TOOLS = join(ROOT, 'test', 'tools')
 /** Every operationId of the document, as the function a generator should name after it. */
 const OPERATIONS = [
-  'createSession', 'searchPlans', 'issuePolicy', 'modifyPolicy', 'readPolicy', 'downloadPolicyCertificate', 'cancelPolicy',
-  'registerWebhook', 'sendTestEvent', 'listEvents', 'resendEvent',
+  'createSession',
+  'searchPlans',
+  'issuePolicy',
+  'modifyPolicy',
+  'readPolicy',
+  'downloadPolicyCertificate',
+  'cancelPolicy',
+  'registerWebhook',
+  'sendTestEvent',
+  'listEvents',
+  'resendEvent',
 ]
 
 test.beforeEach(({}, info) => test.skip(info.project.name !== 'bun', 'the document is the same on every target; these tools run once'))
@@ -30,7 +39,9 @@ function run(command: string, args: string[], options: { cwd?: string; env?: Rec
   return result
 }
 
-test('hey-api: the SDK has a function per operationId, strict tsc (TypeScript 5 and 7) passes, and the flow runs on the document\'s servers alone', async ({ privateServer }) => {
+test("hey-api: the SDK has a function per operationId, strict tsc (TypeScript 5 and 7) passes, and the flow runs on the document's servers alone", async ({
+  privateServer,
+}) => {
   // About 20 s alone on a 2-core machine, most of it TypeScript 5's tsc.
   test.setTimeout(120_000)
   const server = await privateServer('hey-api')
@@ -41,15 +52,18 @@ test('hey-api: the SDK has a function per operationId, strict tsc (TypeScript 5 
     for (const file of ['flow.ts', 'tsconfig.json']) copyFileSync(join(program, file), join(dir, file))
     // From test/tools, beside TypeScript 5: hey-api writes its code through TypeScript's compiler
     // API, which TypeScript 7 (the project's) no longer has. 0.95 is its last version for Node 20.
-    run(join(TOOLS, 'node_modules', '.bin', 'openapi-ts'), [
-      '-i', `${server.url}${SPEC}`, '-o', join(dir, 'sdk'), '-p', '@hey-api/typescript', '@hey-api/sdk', '@hey-api/client-fetch',
-    ], { cwd: dir }) // hey-api writes a log file into the working folder when it fails
+    run(
+      join(TOOLS, 'node_modules', '.bin', 'openapi-ts'),
+      ['-i', `${server.url}${SPEC}`, '-o', join(dir, 'sdk'), '-p', '@hey-api/typescript', '@hey-api/sdk', '@hey-api/client-fetch'],
+      { cwd: dir },
+    ) // hey-api writes a log file into the working folder when it fails
 
     const sdk = readFileSync(join(dir, 'sdk', 'sdk.gen.ts'), 'utf8')
     expect([...sdk.matchAll(/^export const (\w+) = /gm)].map((match) => match[1]).sort()).toEqual([...OPERATIONS].sort())
     // Named schemas become named types, and the base URL is the server the document came from.
     const types = readFileSync(join(dir, 'sdk', 'types.gen.ts'), 'utf8')
-    for (const name of ['Plan', 'Policy', 'IssuedPolicy', 'Trip', 'Cancellation', 'ErrorEnvelope']) expect(types).toMatch(new RegExp(`^export type ${name} = \\{`, 'm'))
+    for (const name of ['Plan', 'Policy', 'IssuedPolicy', 'Trip', 'Cancellation', 'ErrorEnvelope'])
+      expect(types).toMatch(new RegExp(`^export type ${name} = \\{`, 'm'))
     expect(readFileSync(join(dir, 'sdk', 'client.gen.ts'), 'utf8')).toContain(`baseUrl: '${server.url}'`)
 
     // The SDK's peer range starts at TypeScript 5.5; the project is on 7. Both must accept it.
@@ -57,7 +71,11 @@ test('hey-api: the SDK has a function per operationId, strict tsc (TypeScript 5 
     run(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', dir])
     const flow = run('bun', [join(dir, 'flow.ts')], { cwd: dir }).stdout
     expect(JSON.parse(flow.trim())).toMatchObject({
-      baseUrl: server.url, session: expect.stringMatching(/^sbx_[0-9a-f]+$/), policy_ref: expect.stringMatching(/^pol_sbx_/), status: 'cancelled', refund: 'full_before_start',
+      baseUrl: server.url,
+      session: expect.stringMatching(/^sbx_[0-9a-f]+$/),
+      policy_ref: expect.stringMatching(/^pol_sbx_/),
+      status: 'cancelled',
+      refund: 'full_before_start',
     })
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -4,7 +4,23 @@
  * and answers delayed on demand. On `pg` consecutive calls go to the two instances in turn.
  */
 import { randomUUID } from 'node:crypto'
-import { addDays, ages, API, before, expect, expectError, expectOk, issuePolicy, searchBody, searchPlans, sleep, test, TooSlow, tripFrom, withTimeSpans } from './support/client'
+import {
+  addDays,
+  ages,
+  API,
+  before,
+  expect,
+  expectError,
+  expectOk,
+  issuePolicy,
+  searchBody,
+  searchPlans,
+  sleep,
+  test,
+  TooSlow,
+  tripFrom,
+  withTimeSpans,
+} from './support/client'
 
 const DAY_MS = 86_400_000
 const today = () => Math.floor(Date.now() / DAY_MS)
@@ -66,7 +82,9 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/cancel', () => {
     expect(read.partner_reference).toBeUndefined()
   })
 
-  test('Idempotency-Key: a repeat answers the first cancellation again (on pg, from the other instance); concurrent repeats cancel once', async ({ request }) => {
+  test('Idempotency-Key: a repeat answers the first cancellation again (on pg, from the other instance); concurrent repeats cancel once', async ({
+    request,
+  }) => {
     const { policy } = await issuePolicy(request)
     const key = randomUUID()
     const first = await request.post(API.cancel(policy.policy_ref), { headers: { 'idempotency-key': key } })
@@ -184,10 +202,12 @@ test.describe('Sandbox-Delay-Ms', () => {
     await withTimeSpans([1_500, 4_000, 9_000], async (delay) => {
       const sent = Date.now()
       let delayedAt = 0
-      const delayed = request.post(API.modify(policy.policy_ref), {
-        data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, delay / 500) },
-        headers: { 'sandbox-delay-ms': String(delay) },
-      }).then((answer) => ((delayedAt = Date.now()), answer))
+      const delayed = request
+        .post(API.modify(policy.policy_ref), {
+          data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, delay / 500) },
+          headers: { 'sandbox-delay-ms': String(delay) },
+        })
+        .then((answer) => ((delayedAt = Date.now()), answer))
       await sleep(100)
       await expectOk(await request.post(API.read(policy.policy_ref)))
       const readAt = Date.now()
@@ -202,8 +222,12 @@ test.describe('Sandbox-Delay-Ms', () => {
     const { policy, trip } = await issuePolicy(request)
     const key = randomUUID()
     const data = { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) }
-    const gaveUp = await request.post(API.modify(policy.policy_ref), { data, headers: { 'idempotency-key': key, 'sandbox-delay-ms': '10000' }, timeout: 1_000 })
-      .then(() => false, () => true)
+    const gaveUp = await request
+      .post(API.modify(policy.policy_ref), { data, headers: { 'idempotency-key': key, 'sandbox-delay-ms': '10000' }, timeout: 1_000 })
+      .then(
+        () => false,
+        () => true,
+      )
     expect(gaveUp).toBe(true)
     const retry = await request.post(API.modify(policy.policy_ref), { data, headers: { 'idempotency-key': key } })
     expect((await expectOk(retry)).data.endorsement.sequence).toBe(1)
@@ -215,9 +239,17 @@ test.describe('Sandbox-Delay-Ms', () => {
     const server = await privateServer('delay-leave')
     const client = await playwright.request.newContext({ baseURL: server.url })
     try {
-      const left = await client.post(API.session, { headers: { 'sandbox-delay-ms': '10000' }, timeout: 1_000 }).then(() => false, () => true)
+      const left = await client.post(API.session, { headers: { 'sandbox-delay-ms': '10000' }, timeout: 1_000 }).then(
+        () => false,
+        () => true,
+      )
       expect(left).toBe(true)
-      const logged = () => server.stdout().split('\n').filter((line) => line.includes(`"path":"${API.session}"`)).map((line) => JSON.parse(line))
+      const logged = () =>
+        server
+          .stdout()
+          .split('\n')
+          .filter((line) => line.includes(`"path":"${API.session}"`))
+          .map((line) => JSON.parse(line))
       await expect.poll(() => logged().length, { timeout: 20_000 }).toBe(1)
       expect(logged()[0].duration_ms).toBeLessThan(10_000)
     } finally {

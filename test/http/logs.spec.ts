@@ -59,24 +59,69 @@ test.describe('logs', () => {
         const plans = (await expectOk(await send(API.search, { body: { trip, travellers: [{ age: 30 }] }, cookie: token }))).data.plans
         const issue = { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }], partner_reference: 'BK-LOG-1' }
         const policy = (await expectOk(await send(API.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token }))).data
-        expect((await expectOk(await send(API.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token }))).data.policy_ref).toBe(policy.policy_ref)
-        await expectOk(await send(API.modify(policy.policy_ref), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-2' }, headers: { 'idempotency-key': `m.${EMAIL_KEY}` }, cookie: token }))
+        expect((await expectOk(await send(API.issue, { body: issue, headers: { 'idempotency-key': EMAIL_KEY }, cookie: token }))).data.policy_ref).toBe(
+          policy.policy_ref,
+        )
+        await expectOk(
+          await send(API.modify(policy.policy_ref), {
+            body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-2' },
+            headers: { 'idempotency-key': `m.${EMAIL_KEY}` },
+            cookie: token,
+          }),
+        )
         // An e-mail where a policy_ref belongs.
-        await expectError(await send(API.modify(PERSONAL.email), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-3' }, cookie: token }), 404, 'policy_not_found')
+        await expectError(
+          await send(API.modify(PERSONAL.email), { body: { scenario: 'correct_partner_reference', partner_reference: 'BK-LOG-3' }, cookie: token }),
+          404,
+          'policy_not_found',
+        )
 
         // Refused bodies full of personal data, at several depths and on every endpoint.
-        await expectError(await send(API.issue, {
-          body: { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30, first_name: PERSONAL.firstName, passport: PERSONAL.passport }], contact: { email: PERSONAL.email, phone: PERSONAL.phone } },
-          cookie: token,
-        }), 422, 'pii_not_allowed')
+        await expectError(
+          await send(API.issue, {
+            body: {
+              plan_id: plans[0].plan_id,
+              trip,
+              travellers: [{ age: 30, first_name: PERSONAL.firstName, passport: PERSONAL.passport }],
+              contact: { email: PERSONAL.email, phone: PERSONAL.phone },
+            },
+            cookie: token,
+          }),
+          422,
+          'pii_not_allowed',
+        )
         await expectError(await send(API.search, { body: { trip, travellers: [{ age: 30 }], note: PERSONAL.email }, cookie: token }), 422, 'pii_not_allowed')
-        await expectError(await send(API.modify(policy.policy_ref), { body: { scenario: 'correct_partner_reference', partner_reference: PERSONAL.email }, cookie: token }), 422, 'pii_not_allowed')
+        await expectError(
+          await send(API.modify(policy.policy_ref), { body: { scenario: 'correct_partner_reference', partner_reference: PERSONAL.email }, cookie: token }),
+          422,
+          'pii_not_allowed',
+        )
         // Refused for other reasons, with the marked values inside.
-        await expectError(await send(API.search, { body: { trip: { ...trip, destination_country: PERSONAL.country }, travellers: [{ age: 30 }] }, cookie: token }), 422, 'validation_failed')
+        await expectError(
+          await send(API.search, { body: { trip: { ...trip, destination_country: PERSONAL.country }, travellers: [{ age: 30 }] }, cookie: token }),
+          422,
+          'validation_failed',
+        )
         await expectError(await send(API.search, { body: `{"trip": "${PERSONAL.passport}", `, cookie: token }), 400, 'invalid_json')
-        await expectError(await send(API.search, { body: PERSONAL.passport, headers: { 'content-type': 'text/plain' }, cookie: token }), 415, 'unsupported_media_type')
-        await expectError(await send(API.search, { body: JSON.stringify({ pad: `${PERSONAL.passport}${'x'.repeat(17_000)}` }), cookie: token }), 413, 'payload_too_large')
-        await expectError(await send(API.issue, { body: { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }] }, headers: { 'idempotency-key': `${MARK} key with spaces` }, cookie: token }), 422, 'validation_failed')
+        await expectError(
+          await send(API.search, { body: PERSONAL.passport, headers: { 'content-type': 'text/plain' }, cookie: token }),
+          415,
+          'unsupported_media_type',
+        )
+        await expectError(
+          await send(API.search, { body: JSON.stringify({ pad: `${PERSONAL.passport}${'x'.repeat(17_000)}` }), cookie: token }),
+          413,
+          'payload_too_large',
+        )
+        await expectError(
+          await send(API.issue, {
+            body: { plan_id: plans[0].plan_id, trip, travellers: [{ age: 30 }] },
+            headers: { 'idempotency-key': `${MARK} key with spaces` },
+            cookie: token,
+          }),
+          422,
+          'validation_failed',
+        )
         await expectError(await send('/api/sandbox/nope', { cookie: token }), 404, 'not_found')
         await expectError(await send(API.search, { method: 'GET', cookie: token }), 405, 'method_not_allowed')
       })
@@ -98,7 +143,10 @@ test.describe('logs', () => {
           return { unparsable: line }
         }
       })
-      expect(parsed.filter((line) => 'unparsable' in line), 'every stdout line is JSON').toEqual([])
+      expect(
+        parsed.filter((line) => 'unparsable' in line),
+        'every stdout line is JSON',
+      ).toEqual([])
       const requestLines = parsed.filter((line) => typeof line.request_id === 'string' && 'status' in line) as unknown as LogLine[]
 
       for (const { reply, method, path } of sent) {
@@ -106,7 +154,11 @@ test.describe('logs', () => {
         const mine = requestLines.filter((line) => line.request_id === requestId)
         expect(mine.length, `one log line for ${method} ${path} (${requestId})`).toBe(1)
         const line = mine[0]!
-        expect({ method: line.method, path: line.path, status: line.status }).toEqual({ method, path: LOGGED[path] ?? path.split('?')[0], status: reply.status })
+        expect({ method: line.method, path: line.path, status: line.status }).toEqual({
+          method,
+          path: LOGGED[path] ?? path.split('?')[0],
+          status: reply.status,
+        })
         expect(typeof line.duration_ms).toBe('number')
         expect(line.duration_ms).toBeGreaterThanOrEqual(0)
         expect(line.session_ref === null || /^sbx_[0-9a-f]+$/.test(line.session_ref)).toBe(true)
@@ -117,7 +169,15 @@ test.describe('logs', () => {
 
       // Nothing from a refused body, and no token (live, forged or expired) anywhere in the output.
       const output = server.output()
-      const secrets = [...Object.values(PERSONAL), EMAIL_KEY, MARK, MARK.toLowerCase(), token, forged, ...sent.map(({ reply }) => reply.token).filter((value): value is string => !!value)]
+      const secrets = [
+        ...Object.values(PERSONAL),
+        EMAIL_KEY,
+        MARK,
+        MARK.toLowerCase(),
+        token,
+        forged,
+        ...sent.map(({ reply }) => reply.token).filter((value): value is string => !!value),
+      ]
       expect(secrets.filter((secret) => output.includes(secret))).toEqual([])
       // Nor at rest: the database (and its WAL) never holds the key, the e-mail or the token.
       const stored = (await storeBytes(server.dbPath)).toString('latin1')
@@ -141,10 +201,21 @@ test.describe('logs of broken requests', () => {
     // Each broken body ends in a request line (Node waits out the 10 s body deadline: 408). Deno's
     // server drops the malformed chunk size itself, before the sandbox sees the request.
     const expected = currentTarget() === 'deno' ? 2 : 3
-    const lines = () => server.stdout().split('\n').slice(0, -1).map((line) => JSON.parse(line) as Partial<LogLine>)
-    const statuses = () => lines().filter((line) => line.method === 'POST' && line.path === API.session).map((line) => line.status)
+    const lines = () =>
+      server
+        .stdout()
+        .split('\n')
+        .slice(0, -1)
+        .map((line) => JSON.parse(line) as Partial<LogLine>)
+    const statuses = () =>
+      lines()
+        .filter((line) => line.method === 'POST' && line.path === API.session)
+        .map((line) => line.status)
     // Deno passes the unknown method to the sandbox (405); the others refuse it in their parsers.
-    const others = () => lines().filter((line) => line.method === 'OTHER').map((line) => line.status)
+    const others = () =>
+      lines()
+        .filter((line) => line.method === 'OTHER')
+        .map((line) => line.status)
     const expectedOthers = currentTarget() === 'deno' ? [405] : []
     const deadline = Date.now() + 15_000
     while ((statuses().length < expected || others().length < expectedOthers.length) && Date.now() < deadline) await sleep(100)

@@ -52,7 +52,9 @@ test('generated client: openapi-typescript types and openapi-fetch drive the who
   expect(JSON.parse(flow.stdout.trim())).toMatchObject({ endorsements: 4, error: 'policy_not_found', refund: 'full_before_start' })
 })
 
-test('Postman collection: the Portman command docs/api.md shows converts the document with docs/portman-config.json, and newman runs every operation with its own examples: each 2xx, each answer valid against the document', async ({ privateServer }) => {
+test('Postman collection: the Portman command docs/api.md shows converts the document with docs/portman-config.json, and newman runs every operation with its own examples: each 2xx, each answer valid against the document', async ({
+  privateServer,
+}) => {
   test.setTimeout(90_000)
   const server = await privateServer('portman')
   // The command as a partner pastes it from a checkout, only the address changed; contract tests per
@@ -71,18 +73,40 @@ test('Postman collection: the Portman command docs/api.md shows converts the doc
     const report = join(dir, 'newman-report.json')
     // Added after the command as written: newman's JSON report, for the checks below. npx finds
     // the installed Portman (test/tools); offline, so the suite never downloads one.
-    run('bash', ['-c', `${command.replaceAll('http://localhost:3000', server.url)} "$@"`, 'bash',
-      '--newmanRunOptions', JSON.stringify({ reporters: ['cli', 'json'], reporter: { json: { export: report } } }),
-    ], { cwd: dir, env: { npm_config_offline: 'true' } })
+    run(
+      'bash',
+      [
+        '-c',
+        `${command.replaceAll('http://localhost:3000', server.url)} "$@"`,
+        'bash',
+        '--newmanRunOptions',
+        JSON.stringify({ reporters: ['cli', 'json'], reporter: { json: { export: report } } }),
+      ],
+      { cwd: dir, env: { npm_config_offline: 'true' } },
+    )
     // One folder per tag, in the document's order; the base URL is the document's servers.
     const collection = JSON.parse(readFileSync(join(dir, 'collection.json'), 'utf8'))
-    expect(collection.item.map((folder: any) => [folder.name, folder.item.length])).toEqual([['Session', 1], ['Plans', 1], ['Policies', 5], ['Events', 4]])
+    expect(collection.item.map((folder: any) => [folder.name, folder.item.length])).toEqual([
+      ['Session', 1],
+      ['Plans', 1],
+      ['Policies', 5],
+      ['Events', 4],
+    ])
     expect(collection.variable).toContainEqual(expect.objectContaining({ key: 'baseUrl', value: server.url }))
     const { run: newman } = JSON.parse(readFileSync(report, 'utf8'))
     const calls = newman.executions.map((execution: any) => [execution.item.name, execution.response.code])
     expect(calls).toEqual([
-      ['Create a session', 200], ['Search plans', 200], ['Issue a policy', 200], ['Modify a policy', 200], ['Cancel a policy', 200], ['Read a policy', 200],
-      ['Download the policy certificate', 200], ['Register the webhook endpoint', 200], ['Send a test event', 200], ['List events', 200], ['Resend an event', 200],
+      ['Create a session', 200],
+      ['Search plans', 200],
+      ['Issue a policy', 200],
+      ['Modify a policy', 200],
+      ['Cancel a policy', 200],
+      ['Read a policy', 200],
+      ['Download the policy certificate', 200],
+      ['Register the webhook endpoint', 200],
+      ['Send a test event', 200],
+      ['List events', 200],
+      ['Resend an event', 200],
     ])
     const assertions = newman.executions.flatMap((execution: any) => execution.assertions ?? [])
     expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(10) // every JSON answer
@@ -102,16 +126,25 @@ interface Step {
 /** Starts Prism's validating proxy (`--errors`: a violation answers an error instead of passing). */
 async function startPrism(document: string, upstream: string) {
   const port = await testPort()
-  const child = spawn(join(BIN, 'prism'), ['proxy', document, upstream, '--errors', '-p', String(port), '-h', '127.0.0.1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(join(BIN, 'prism'), ['proxy', document, upstream, '--errors', '-p', String(port), '-h', '127.0.0.1'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let output = ''
   child.stdout.on('data', (chunk) => (output += chunk))
   child.stderr.on('data', (chunk) => (output += chunk))
   const url = `http://127.0.0.1:${port}`
   // Until it answers or exits: its start-up (a Node process reading the whole document) took over
   // 30 s once on a loaded machine, so only the test's own time-out bounds it.
-  for (;; await sleep(100)) {
+  for (; ; await sleep(100)) {
     if (child.exitCode !== null) throw new Error(`prism exited:\n${output}`)
-    if (await fetch(`${url}/healthz`).then(() => true, () => false)) break
+    if (
+      await fetch(`${url}/healthz`).then(
+        () => true,
+        () => false,
+      )
+    )
+      break
   }
   return { url, output: () => output, stop: () => child.kill() }
 }
@@ -168,20 +201,35 @@ test('validating proxy: every operation, its success and its error statuses pass
     for (const body of scenarios) await call({ label: body.scenario, status: 200 }, API.modify(ref), body)
 
     // Errors that well-formed requests meet: the proxy passes them on, and checks the answers.
-    await call({ label: 'issue, key reused', status: 422, code: 'idempotency_key_reused' }, API.issue, { ...issueBody, partner_reference: 'BK-9' }, { 'idempotency-key': 'tour-1' })
+    await call(
+      { label: 'issue, key reused', status: 422, code: 'idempotency_key_reused' },
+      API.issue,
+      { ...issueBody, partner_reference: 'BK-9' },
+      { 'idempotency-key': 'tour-1' },
+    )
     await call({ label: 'issue, unknown plan', status: 404, code: 'plan_not_found' }, API.issue, { ...issueBody, plan_id: 'plan_unknown' })
     await call({ label: 'issue, other ages', status: 409, code: 'plan_mismatch' }, API.issue, { ...issueBody, travellers: ages(40) })
     await call({ label: 'issue, e-mail reference', status: 422, code: 'pii_not_allowed' }, API.issue, { ...issueBody, partner_reference: 'ann@example.com' })
     await call({ label: 'search, 181 days', status: 422, code: 'trip_too_long' }, API.search, searchBody(tripFrom(10, 181)))
     await call({ label: 'search, 7 travellers', status: 422, code: 'too_many_travellers' }, API.search, searchBody(trip, ages(1, 2, 3, 4, 5, 6, 7)))
     await call({ label: 'search, unknown currency', status: 422, code: 'unsupported_currency' }, API.search, searchBody(trip, ages(30), 'XYZ'))
-    await call({ label: 'search, no such date', status: 422, code: 'validation_failed' }, API.search, searchBody({ ...trip, end_date: `${trip.end_date.slice(0, 4)}-02-30` }))
+    await call(
+      { label: 'search, no such date', status: 422, code: 'validation_failed' },
+      API.search,
+      searchBody({ ...trip, end_date: `${trip.end_date.slice(0, 4)}-02-30` }),
+    )
     await call({ label: 'search, 17 KiB', status: 413, code: 'payload_too_large' }, API.search, searchBody(trip, ages(...Array(1700).fill(30))))
     const flood = Object.fromEntries(Array.from({ length: 101 }, (_, index) => [`x-filler-${index}`, 'x']))
     await call({ label: 'session, 101 headers', status: 431, code: 'headers_too_large' }, API.session, undefined, flood)
     await call({ label: 'modify, unknown policy', status: 404, code: 'policy_not_found' }, API.modify('pol_sbx_0000'), scenarios[0])
-    await call({ label: 'modify, not later', status: 422, code: 'scenario_not_applicable' }, API.modify(ref), { scenario: 'extend_end_date', new_end_date: trip.start_date })
-    await call({ label: 'modify, 181 days', status: 422, code: 'trip_too_long' }, API.modify(ref), { scenario: 'extend_end_date', new_end_date: addDays(trip.start_date, 181) })
+    await call({ label: 'modify, not later', status: 422, code: 'scenario_not_applicable' }, API.modify(ref), {
+      scenario: 'extend_end_date',
+      new_end_date: trip.start_date,
+    })
+    await call({ label: 'modify, 181 days', status: 422, code: 'trip_too_long' }, API.modify(ref), {
+      scenario: 'extend_end_date',
+      new_end_date: addDays(trip.start_date, 181),
+    })
 
     // Read-back, the certificate (a PDF, not the envelope), and a short session.
     await call({ label: 'read', status: 200 }, API.read(ref))
@@ -201,7 +249,9 @@ test('validating proxy: every operation, its success and its error statuses pass
     await call({ label: 'session, 1 minute', status: 200 }, API.session, { lifetime_minutes: 1 })
 
     const short = await newClient({ baseURL: tightProxy.url })
-    const shortCall = (step: Step, path: string, data?: unknown, headers?: Record<string, string>) => (calls++, through(short, problems, step, path, data, headers))
+    const shortCall = (step: Step, path: string, data?: unknown, headers?: Record<string, string>) => (
+      calls++, through(short, problems, step, path, data, headers)
+    )
     const opened = await shortCall({ label: 'session (tight)', status: 200 }, API.session)
     // Past the end the server reported; the client's jar still holds the cookie and sends it.
     await sleep(Date.parse(opened?.data?.expires_at ?? '') - Date.now() + 100)
@@ -249,7 +299,10 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
       const headers = await response.request().allHeaders()
       const pdf = response.headers()['content-type'] === 'application/pdf'
       answers.push({
-        path: new URL(response.url()).pathname, status: response.status(), cookie: headers.cookie, sent: response.request().postData(),
+        path: new URL(response.url()).pathname,
+        status: response.status(),
+        cookie: headers.cookie,
+        sent: response.request().postData(),
         body: pdf ? 'application/pdf' : await response.json(),
       })
     })
@@ -281,11 +334,19 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
     }
 
     const [opened, searched, issued, modified, read, certificate, cancelPreview, webhook, testEvent, events] = answers
-    expect(answers.map((answer) => [answer.path, answer.status])).toEqual(TRY_IT_OUT.map((call) => [
-      typeof call.path === 'string' ? call.path : call.path(call.id === 'Events-resendEvent' ? typed.event_id! : typed.policy_ref!), 200,
-    ]))
+    expect(answers.map((answer) => [answer.path, answer.status])).toEqual(
+      TRY_IT_OUT.map((call) => [
+        typeof call.path === 'string' ? call.path : call.path(call.id === 'Events-resendEvent' ? typed.event_id! : typed.policy_ref!),
+        200,
+      ]),
+    )
     expect(webhook!.body.data.secret).toMatch(/^whsec_/)
-    expect(events!.body.data.events.map((event: { type: string }) => event.type)).toEqual(['policy.issued', 'document.ready', 'policy.endorsed', 'webhook.test'])
+    expect(events!.body.data.events.map((event: { type: string }) => event.type)).toEqual([
+      'policy.issued',
+      'document.ready',
+      'policy.endorsed',
+      'webhook.test',
+    ])
     expect(events!.body.data.events.at(-1).id).toBe(testEvent!.body.data.id)
     // The bodies went as the document pre-filled them: the search's plan is the one issue names.
     expect(JSON.parse(issued!.sent!).plan_id).toBe(searched!.body.data.plans[0].plan_id)
@@ -330,7 +391,9 @@ const PROJECTS = [
 ] as const
 
 for (const project of PROJECTS) {
-  test(`installed client (${project.kind}): the packed package installs without the server's dependencies, type-checks its README example and runs it`, async ({ privateServer }) => {
+  test(`installed client (${project.kind}): the packed package installs without the server's dependencies, type-checks its README example and runs it`, async ({
+    privateServer,
+  }) => {
     test.setTimeout(120_000)
     const server = await privateServer(`client-${project.kind}`)
     mkdirSync(TMP, { recursive: true })
@@ -339,12 +402,18 @@ for (const project of PROJECTS) {
       // The client README's two commands as it writes them, comments dropped. Its `npm run
       // build:client &&` is left out: `npm run build` built dist/client before this suite ran, and
       // building it again would empty the folder under the other installed-client test packing it.
-      const [pack, install] = readmeBlock('## Install', 'sh', 'src/client/README.md').trim().split('\n').map((line) => line.replace(/\s+#.*$/, ''))
+      const [pack, install] = readmeBlock('## Install', 'sh', 'src/client/README.md')
+        .trim()
+        .split('\n')
+        .map((line) => line.replace(/\s+#.*$/, ''))
       const packCommand = pack!.split(' && ').pop()!
       expect(packCommand).toMatch(/^npm pack /)
       // Run from the clone, as the README says; npm_config_pack_destination has npm write the
       // tarball into this test's folder, not the clone's root, where two runs' tarballs would meet.
-      const packed = run('bash', ['-c', packCommand], { env: { npm_config_pack_destination: dir } }).stdout.trim().split('\n').pop()!
+      const packed = run('bash', ['-c', packCommand], { env: { npm_config_pack_destination: dir } })
+        .stdout.trim()
+        .split('\n')
+        .pop()!
       // The tarball is the one the README names, and its install line takes its path.
       const named = /\/path\/to\/(\S+\.tgz)/.exec(install!)?.[1]
       expect(packed).toBe(named?.replace('<version>', JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version))
@@ -352,7 +421,8 @@ for (const project of PROJECTS) {
       // From the npm cache the suite's own install filled.
       run('bash', ['-c', `${install!.replace(`/path/to/${named}`, join(dir, packed))} --prefer-offline --no-audit --no-fund`], { cwd: dir })
       const installed = readFileSync(join(dir, 'package-lock.json'), 'utf8')
-      for (const name of ['better-sqlite3', 'postgres', 'pdf-lib', 'swagger-ui-dist', '@elysiajs/openapi']) expect(installed).not.toContain(`node_modules/${name}"`)
+      for (const name of ['better-sqlite3', 'postgres', 'pdf-lib', 'swagger-ui-dist', '@elysiajs/openapi'])
+        expect(installed).not.toContain(`node_modules/${name}"`)
       run(project.tsc, ['--init'], { cwd: dir })
       const tsconfig = project.tsconfig(readFileSync(join(dir, 'tsconfig.json'), 'utf8'))
       writeFileSync(join(dir, 'tsconfig.json'), tsconfig)
@@ -360,8 +430,11 @@ for (const project of PROJECTS) {
       expect(example).toContain("createSandboxClient('http://localhost:3000')")
       writeFileSync(join(dir, 'example.ts'), example.replace('http://localhost:3000', server.url))
       // A body the server would refuse does not compile.
-      writeFileSync(join(dir, 'wrong.ts'), `import { createSandboxClient } from 'travel-protection-sandbox-client'
-await createSandboxClient('${server.url}').api.sandbox.plans.search.post({ trip: 'x', travellers: [{ age: 30, name: 'Ann' }] })\n`)
+      writeFileSync(
+        join(dir, 'wrong.ts'),
+        `import { createSandboxClient } from 'travel-protection-sandbox-client'
+await createSandboxClient('${server.url}').api.sandbox.plans.search.post({ trip: 'x', travellers: [{ age: 30, name: 'Ann' }] })\n`,
+      )
       const refused = spawnSync(project.tsc, ['-p', '.', '--pretty', 'false'], { cwd: dir, encoding: 'utf8' })
       expect(refused.stdout).toMatch(/wrong\.ts\(2,\d+\): error TS\d+/)
       rmSync(join(dir, 'wrong.ts'))
@@ -394,7 +467,9 @@ test('README walk-through with curl: the script the README shows runs as pasted'
     expect(output).toMatch(/^HTTP\/1\.1 503 /m)
     expect(output).toMatch(/^retry-after: \d+\r?$/im)
     expect(output).toContain('"code":"upstream_unavailable"')
-    expect(output).toMatch(/"preview":true,"policy_ref":"pol_sbx_[0-9a-f]+","status":"endorsed","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"full_before_start"/)
+    expect(output).toMatch(
+      /"preview":true,"policy_ref":"pol_sbx_[0-9a-f]+","status":"endorsed","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"full_before_start"/,
+    )
     expect(output).toMatch(/"status":"cancelled","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"full_before_start".*"cancelled_at":"/)
   } finally {
     rmSync(dir, { recursive: true, force: true })

@@ -80,7 +80,11 @@ test.describe('pii_not_allowed (422)', () => {
   test('is checked on every endpoint: session, search, issue and modify', async ({ request }) => {
     const { policy, trip } = await issuePolicy(request)
     await rejected(await request.post(API.session, { data: { lastName: 'Zqx-1' } }), ['lastName'], ['Zqx-1'])
-    await rejected(await request.post(API.search, { data: { ...searchBody(trip), travellers: [{ age: 30, dob: '1990-01-01' }] } }), ['travellers[0].dob'], ['1990-01-01'])
+    await rejected(
+      await request.post(API.search, { data: { ...searchBody(trip), travellers: [{ age: 30, dob: '1990-01-01' }] } }),
+      ['travellers[0].dob'],
+      ['1990-01-01'],
+    )
     await rejected(await request.post(API.issue, { data: { plan_id: policy.plan_id, trip, travellers: ages(30), zip: '560001' } }), ['zip'], ['560001'])
     await rejected(
       await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 1), phone: '5550100' } }),

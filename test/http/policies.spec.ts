@@ -1,6 +1,7 @@
 import { addDays, ages, API, expect, expectOk, issuePolicy, searchBody, searchPlans, test, tripFrom } from './support/client'
 
-const PERSONAL = /^(name|firstname|lastname|fullname|givenname|middlename|familyname|surname|dob|street|postcode|zip|nationalid|pan|ssn|gender)$|email|phone|mobile|telephone|passport|birth|address|nominee|aadhaar/
+const PERSONAL =
+  /^(name|firstname|lastname|fullname|givenname|middlename|familyname|surname|dob|street|postcode|zip|nationalid|pan|ssn|gender)$|email|phone|mobile|telephone|passport|birth|address|nominee|aadhaar/
 
 /** Every object key in a JSON value, at any depth. */
 function keysOf(value: unknown): string[] {
@@ -77,14 +78,17 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/modify', () => {
     expect(data.premium_change).toBeLessThan(0)
     if (policy.premium !== undefined) expect(data.premium).toBeCloseTo(policy.premium + data.premium_change, 2)
     // Shortening to the start date itself (a one-day cover) is allowed.
-    const toStart = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'shorten_end_date', new_end_date: trip.start_date } }))).data
+    const toStart = (
+      await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'shorten_end_date', new_end_date: trip.start_date } }))
+    ).data
     expect(toStart.trip).toEqual({ end_date: trip.start_date })
     expect(toStart.premium_change).toBeLessThan(0)
   })
 
   test('correct_destination answers only the changed destination_country', async ({ request }) => {
     const { policy } = await issuePolicy(request, { trip: tripFrom(8, 10, 'IN', 'FR') })
-    const data = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_destination', destination_country: 'DE' } }))).data
+    const data = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_destination', destination_country: 'DE' } })))
+      .data
     expect(data.policy_ref).toBe(policy.policy_ref)
     expect(data.status).toBe('endorsed')
     expect(data.trip).toEqual({ destination_country: 'DE' })
@@ -92,7 +96,9 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/modify', () => {
 
   test('correct_partner_reference answers data.partner_reference, not a trip field', async ({ request }) => {
     const { policy } = await issuePolicy(request, { partner_reference: 'OLD-REF-1' })
-    const data = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'NEW-REF-2' } }))).data
+    const data = (
+      await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'NEW-REF-2' } }))
+    ).data
     expect(data.policy_ref).toBe(policy.policy_ref)
     expect(data.status).toBe('endorsed')
     expect(data.partner_reference).toBe('NEW-REF-2')
@@ -101,7 +107,9 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/modify', () => {
 
   test('correct_partner_reference also sets a reference on a policy issued without one', async ({ request }) => {
     const { policy } = await issuePolicy(request)
-    const data = (await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'FIRST-REF' } }))).data
+    const data = (
+      await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'correct_partner_reference', partner_reference: 'FIRST-REF' } }))
+    ).data
     expect(data.partner_reference).toBe('FIRST-REF')
   })
 

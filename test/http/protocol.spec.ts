@@ -42,7 +42,12 @@ test.describe('request framing errors', () => {
   })
 
   test('not_found (404) for an unknown sandbox path, in the envelope', async ({ request }) => {
-    for (const path of ['/api/sandbox/plans', '/api/sandbox/policy/pol_sbx_0123456789abcdef0123/refund', '/api/sandbox/nope', '/api/sandbox/policy/a/b/modify']) {
+    for (const path of [
+      '/api/sandbox/plans',
+      '/api/sandbox/policy/pol_sbx_0123456789abcdef0123/refund',
+      '/api/sandbox/nope',
+      '/api/sandbox/policy/a/b/modify',
+    ]) {
       const response = await request.post(path, { data: searchBody() })
       await expectError(response, 404, 'not_found')
       expect(sessionCookie(response)).toBeUndefined()
@@ -110,9 +115,17 @@ test.describe("the contract's check order", () => {
   test('validation (limits included) before references; references before state', async ({ request }) => {
     const trip = tripFrom(4, 6)
     // Unknown plan AND an invalid trip: validation answers.
-    await expectError(await request.post(API.issue, { data: { plan_id: 'plan_nope', trip: { ...trip, start_date: '2001-01-01' }, travellers: ages(30) } }), 422, 'validation_failed')
+    await expectError(
+      await request.post(API.issue, { data: { plan_id: 'plan_nope', trip: { ...trip, start_date: '2001-01-01' }, travellers: ages(30) } }),
+      422,
+      'validation_failed',
+    )
     // Unknown plan AND 7 travellers: the limit answers.
-    await expectError(await request.post(API.issue, { data: { plan_id: 'plan_nope', trip, travellers: ages(1, 2, 3, 4, 5, 6, 7) } }), 422, 'too_many_travellers')
+    await expectError(
+      await request.post(API.issue, { data: { plan_id: 'plan_nope', trip, travellers: ages(1, 2, 3, 4, 5, 6, 7) } }),
+      422,
+      'too_many_travellers',
+    )
     // Unknown policy AND a scenario missing its field: validation answers.
     await expectError(await request.post(API.modify('pol_sbx_0123456789abcdef0123'), { data: { scenario: 'extend_end_date' } }), 422, 'validation_failed')
     // Unknown policy AND a correction that could never apply: the reference answers.
@@ -125,6 +138,10 @@ test.describe("the contract's check order", () => {
     await expectError(await request.post(API.issue, { data: { plan_id: 'plan_nope', trip: tripFrom(9, 2), travellers: ages(30) } }), 404, 'plan_not_found')
     const { policy } = await issuePolicy(request, { trip })
     // A known policy with a correction that does not apply: the state check answers.
-    await expectError(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'shorten_end_date', new_end_date: addDays(trip.end_date, 5) } }), 422, 'scenario_not_applicable')
+    await expectError(
+      await request.post(API.modify(policy.policy_ref), { data: { scenario: 'shorten_end_date', new_end_date: addDays(trip.end_date, 5) } }),
+      422,
+      'scenario_not_applicable',
+    )
   })
 })

@@ -1,5 +1,22 @@
 import type { APIRequestContext, APIResponse } from '@playwright/test'
-import { ages, API, before, expect, expectError, expectOk, policyWindow, rateLimitHeader, raw, searchBody, sessionCookie, sleep, test, tripFrom, uniqueNetwork, withTimeSpans } from './support/client'
+import {
+  ages,
+  API,
+  before,
+  expect,
+  expectError,
+  expectOk,
+  policyWindow,
+  rateLimitHeader,
+  raw,
+  searchBody,
+  sessionCookie,
+  sleep,
+  test,
+  tripFrom,
+  uniqueNetwork,
+  withTimeSpans,
+} from './support/client'
 
 const json = { 'content-type': 'application/json' }
 
@@ -192,15 +209,23 @@ test.describe('running your own sandbox', () => {
   async function refusals(client: APIRequestContext) {
     await expectOk(await client.post(API.session))
     // Forced while there is allowance left: once it is spent, the real refusal answers first.
-    const forced = (await expectError(await client.post(API.search, { data: searchBody(), headers: { 'sandbox-outcome': 'rate_limited' } }), 429, 'rate_limited')).message
+    const forced = (
+      await expectError(await client.post(API.search, { data: searchBody(), headers: { 'sandbox-outcome': 'rate_limited' } }), 429, 'rate_limited')
+    ).message
     await Promise.all(Array.from({ length: 28 }, async () => expectOk(await client.post(API.search, { data: searchBody() }))))
     const real = (await refused(client.post(API.search, { data: searchBody() }))).error.message
     return { real, forced }
   }
 
-  test('a 429 of a sandbox that kept the hosted defaults says how to lift them; once SANDBOX_RATE_LIMIT is set, even to 30, it does not', async ({ privateServer, newClient }) => {
+  test('a 429 of a sandbox that kept the hosted defaults says how to lift them; once SANDBOX_RATE_LIMIT is set, even to 30, it does not', async ({
+    privateServer,
+    newClient,
+  }) => {
     const kept = await privateServer('rate-hosted-defaults')
-    expect(await refusals(await newClient({ baseURL: kept.url }))).toEqual({ real: `${HOSTED} ${HINT}`, forced: `${HOSTED} ${HINT} (forced by the Sandbox-Outcome header)` })
+    expect(await refusals(await newClient({ baseURL: kept.url }))).toEqual({
+      real: `${HOSTED} ${HINT}`,
+      forced: `${HOSTED} ${HINT} (forced by the Sandbox-Outcome header)`,
+    })
     expect(listening(kept.stdout()).profile).toContain('hosted (fair-use limit: 30 requests per 10 minutes); --local or SANDBOX_PROFILE=local lifts it')
 
     const chosen = await privateServer('rate-hosted-chosen', { SANDBOX_RATE_LIMIT: '30' })
@@ -208,7 +233,10 @@ test.describe('running your own sandbox', () => {
     expect(listening(chosen.stdout()).profile).toBe('hosted (fair-use limit: 30 requests per 10 minutes)')
   })
 
-  for (const [how, env, args] of [['SANDBOX_PROFILE=local', { SANDBOX_PROFILE: 'local' }, []], ['--local', {}, ['--local']]] as const) {
+  for (const [how, env, args] of [
+    ['SANDBOX_PROFILE=local', { SANDBOX_PROFILE: 'local' }, []],
+    ['--local', {}, ['--local']],
+  ] as const) {
     test(`${how}: 40 calls on one session and network are all answered, and the start-up line says local`, async ({ privateServer, newClient }) => {
       const server = await privateServer('rate-local', env, { args: [...args] })
       const client = await newClient({ baseURL: server.url })

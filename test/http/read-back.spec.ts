@@ -15,7 +15,9 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
     expect(second.meta.rate_limit.remaining).toBe(first.meta.rate_limit.remaining - 1)
   })
 
-  test('an endorsed policy reads back as it stands, with every endorsement: sequence, scenario, old and new value, premium change, time', async ({ request }) => {
+  test('an endorsed policy reads back as it stands, with every endorsement: sequence, scenario, old and new value, premium change, time', async ({
+    request,
+  }) => {
     const { policy, trip } = await issuePolicy(request, { trip: tripFrom(8, 10, 'IN', 'FR') })
     const steps = [
       { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 4) },
@@ -42,12 +44,14 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/read', () => {
       created_at: policy.created_at,
       updated_at: answers.at(-1)!.endorsement.created_at,
     })
-    expect(read.endorsements).toEqual([
-      { sequence: 1, scenario: 'extend_end_date', field: 'trip.end_date', old_value: trip.end_date, new_value: addDays(trip.end_date, 4) },
-      { sequence: 2, scenario: 'correct_destination', field: 'trip.destination_country', old_value: 'FR', new_value: 'IT' },
-      { sequence: 3, scenario: 'correct_partner_reference', field: 'partner_reference', old_value: null, new_value: 'BK-LATE' },
-      { sequence: 4, scenario: 'shorten_end_date', field: 'trip.end_date', old_value: addDays(trip.end_date, 4), new_value: addDays(trip.end_date, 1) },
-    ].map((expected, index) => ({ ...expected, premium_change: answers[index]!.premium_change, created_at: answers[index]!.endorsement.created_at })))
+    expect(read.endorsements).toEqual(
+      [
+        { sequence: 1, scenario: 'extend_end_date', field: 'trip.end_date', old_value: trip.end_date, new_value: addDays(trip.end_date, 4) },
+        { sequence: 2, scenario: 'correct_destination', field: 'trip.destination_country', old_value: 'FR', new_value: 'IT' },
+        { sequence: 3, scenario: 'correct_partner_reference', field: 'partner_reference', old_value: null, new_value: 'BK-LATE' },
+        { sequence: 4, scenario: 'shorten_end_date', field: 'trip.end_date', old_value: addDays(trip.end_date, 4), new_value: addDays(trip.end_date, 1) },
+      ].map((expected, index) => ({ ...expected, premium_change: answers[index]!.premium_change, created_at: answers[index]!.endorsement.created_at })),
+    )
     // The premium changes add up to the current premium.
     const total = read.endorsements.reduce((sum: number, endorsement: { premium_change: number }) => sum + endorsement.premium_change, policy.premium)
     expect(total).toBeCloseTo(read.premium, 2)

@@ -10,7 +10,9 @@ test.describe('restart', () => {
     const travellers = ages(33, 9)
     const searched = (await expectOk(await client.post(API.search, { data: searchBody(trip, travellers) }))).data
     const issued = (await expectOk(await client.post(API.issue, { data: { plan_id: searched.plans[0].plan_id, trip, travellers } }))).data
-    const modified = await expectOk(await client.post(API.modify(issued.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) } }))
+    const modified = await expectOk(
+      await client.post(API.modify(issued.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) } }),
+    )
     expect(modified.meta.rate_limit.remaining).toBe(26)
 
     expect(await first.stop('SIGTERM')).toBe(0)

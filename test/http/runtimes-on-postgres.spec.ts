@@ -16,7 +16,10 @@ import { countRows } from './support/store'
 test.skip(() => currentTarget() !== 'pg', 'needs the PostgreSQL server of the pg project')
 
 async function certificate(baseUrl: string, policyRef: string, cookie: string, network: string): Promise<Buffer> {
-  const response = await fetch(`${baseUrl}${API.certificate(policyRef)}`, { method: 'POST', headers: { cookie: `sbx_session=${cookie}`, 'x-forwarded-for': network } })
+  const response = await fetch(`${baseUrl}${API.certificate(policyRef)}`, {
+    method: 'POST',
+    headers: { cookie: `sbx_session=${cookie}`, 'x-forwarded-for': network },
+  })
   expect(response.status).toBe(200)
   return Buffer.from(await response.arrayBuffer())
 }

@@ -55,7 +55,9 @@ test.describe('security headers', () => {
 })
 
 test.describe('the session cookie', () => {
-  test('HttpOnly, SameSite=Strict, Path=/, Max-Age = the remaining lifetime and the day an ended session is recognised; no Secure over plain HTTP', async ({ baseURL }) => {
+  test('HttpOnly, SameSite=Strict, Path=/, Max-Age = the remaining lifetime and the day an ended session is recognised; no Secure over plain HTTP', async ({
+    baseURL,
+  }) => {
     for (const reply of [
       await call(baseURL!, API.session, { network: uniqueNetwork() }),
       await call(baseURL!, API.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, network: uniqueNetwork() }),
@@ -121,8 +123,10 @@ test.describe('the session cookie', () => {
       // Use each session, so that its token is looked up, not only minted.
       await expectOk(await call(server.url, API.search, { body: { trip: tripFrom(5, 5), travellers: [{ age: 30 }] }, cookie: reply.token!, network }))
     }
-    const leaks = (bytes: Buffer) => tokens.filter((token) =>
-      bytes.includes(token) || bytes.includes(Buffer.from(token, 'base64url')) || bytes.includes(Buffer.from(token, 'base64url').toString('hex')))
+    const leaks = (bytes: Buffer) =>
+      tokens.filter(
+        (token) => bytes.includes(token) || bytes.includes(Buffer.from(token, 'base64url')) || bytes.includes(Buffer.from(token, 'base64url').toString('hex')),
+      )
     // While running (the -wal holds the recent writes; the embedded engine writes sessions behind) ...
     await expect.poll(() => countRows(server.dbPath, 'sessions')).toBe(tokens.length)
     const running = await storeBytes(server.dbPath)

@@ -14,14 +14,19 @@ const EVENTS = '/api/sandbox/events'
 const resendPath = (id: string) => `/api/sandbox/events/${id}/resend`
 
 const NO_COOKIE = {
-  sentence: 'This call carried no session cookie (sbx_session), so it started a new session: send back the cookie the first call set '
-    + '(keep a cookie jar; the API guide\'s "Keeping the session cookie" (docs/api.md) shows how in fetch, axios, Python and Java).',
+  sentence:
+    'This call carried no session cookie (sbx_session), so it started a new session: send back the cookie the first call set ' +
+    '(keep a cookie jar; the API guide\'s "Keeping the session cookie" (docs/api.md) shows how in fetch, axios, Python and Java).',
   detail: { field: 'Cookie', issue: 'has no sbx_session, so this call started a new session, in which no plan, policy or event of another session resolves' },
 }
 const UNKNOWN_COOKIE = {
-  sentence: 'This call carried a session cookie (sbx_session) this sandbox does not know, so it started a new session: send back the cookie '
-    + 'the sandbox set, unchanged (keep a cookie jar; the API guide\'s "Keeping the session cookie" (docs/api.md) shows how in fetch, axios, Python and Java).',
-  detail: { field: 'Cookie', issue: 'has an sbx_session this sandbox does not know, so this call started a new session, in which no plan, policy or event of another session resolves' },
+  sentence:
+    'This call carried a session cookie (sbx_session) this sandbox does not know, so it started a new session: send back the cookie ' +
+    'the sandbox set, unchanged (keep a cookie jar; the API guide\'s "Keeping the session cookie" (docs/api.md) shows how in fetch, axios, Python and Java).',
+  detail: {
+    field: 'Cookie',
+    issue: 'has an sbx_session this sandbox does not know, so this call started a new session, in which no plan, policy or event of another session resolves',
+  },
 }
 
 /** The usual words of each "not found", as a session that lacks the reference is answered. */

@@ -1,11 +1,35 @@
-import { addDays, API, before, expect, expectError, expectOk, issuePolicy, raw, searchBody, sessionCookie, sessionToken, sleep, test, tripFrom, uniqueNetwork, withTimeSpans } from './support/client'
+import {
+  addDays,
+  API,
+  before,
+  expect,
+  expectError,
+  expectOk,
+  issuePolicy,
+  raw,
+  searchBody,
+  sessionCookie,
+  sessionToken,
+  sleep,
+  test,
+  tripFrom,
+  uniqueNetwork,
+  withTimeSpans,
+} from './support/client'
 
 test.describe('session expiry (server with a session lifetime of seconds)', () => {
-  test('a client that honours cookies gets 401 session_expired and the cookie cleared; its next call starts a new session; old references are gone', async ({ privateServer, newClient }) => {
+  test('a client that honours cookies gets 401 session_expired and the cookie cleared; its next call starts a new session; old references are gone', async ({
+    privateServer,
+    newClient,
+  }) => {
     test.setTimeout(60_000)
     // 2-second sessions; longer ones only if this machine cannot make four calls in the session's lifetime.
     await withTimeSpans([2, 4, 8], async (seconds) => {
-      const server = await privateServer(`session-expiry-${seconds}`, { SANDBOX_SESSION_TTL_SECONDS: String(seconds), SANDBOX_RATE_LIMIT: '4', SANDBOX_SWEEP_INTERVAL_SECONDS: '1' })
+      const server = await privateServer(`session-expiry-${seconds}`, {
+        SANDBOX_SESSION_TTL_SECONDS: String(seconds),
+        SANDBOX_RATE_LIMIT: '4',
+        SANDBOX_SWEEP_INTERVAL_SECONDS: '1',
+      })
       // Playwright's request context keeps cookies and honours Max-Age, as browsers and curl's jar do.
       const client = await newClient({ baseURL: server.url })
       const createdResponse = await client.post(API.session)
@@ -22,7 +46,9 @@ test.describe('session expiry (server with a session lifetime of seconds)', () =
       const laterNetwork = { 'x-forwarded-for': uniqueNetwork() }
       const { policy } = await before(expiresAt, async () => {
         const issued = await issuePolicy(client, { trip })
-        const endorsed = await expectOk(await client.post(API.modify(issued.policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 1) } }))
+        const endorsed = await expectOk(
+          await client.post(API.modify(issued.policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 1) } }),
+        )
         expect(endorsed.meta.rate_limit.remaining).toBe(0)
         await expectError(await client.post(API.search, { data: searchBody(trip), headers: laterNetwork }), 429, 'rate_limited')
         return issued
@@ -33,7 +59,10 @@ test.describe('session expiry (server with a session lifetime of seconds)', () =
 
       // The jar still holds the cookie and sends it. Expiry is checked before the rate limit (this
       // session's allowance is spent) and before the body.
-      const expired = await client.post(API.modify(policy.policy_ref), { headers: { ...laterNetwork, 'content-type': 'application/json' }, data: raw('{ not json') })
+      const expired = await client.post(API.modify(policy.policy_ref), {
+        headers: { ...laterNetwork, 'content-type': 'application/json' },
+        data: raw('{ not json'),
+      })
       await expectError(expired, 401, 'session_expired')
       const cleared = sessionCookie(expired)
       expect(cleared).toMatch(/^sbx_session=;/)
@@ -50,7 +79,14 @@ test.describe('session expiry (server with a session lifetime of seconds)', () =
       // Neither the 429 nor the 401 counted against this network.
       expect(nextBody.meta.rate_limit.remaining).toBe(3)
       // The expired session's policy does not resolve from the new session.
-      await expectError(await client.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) }, headers: laterNetwork }), 404, 'policy_not_found')
+      await expectError(
+        await client.post(API.modify(policy.policy_ref), {
+          data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 3) },
+          headers: laterNetwork,
+        }),
+        404,
+        'policy_not_found',
+      )
 
       // Still a precise session_expired once the sweep has deleted the session's data (it logs that).
       await expect.poll(() => /"msg":"sweep"[^\n]*"sessionsPurged":[1-9]/.test(server.stdout()), { timeout: 15_000 }).toBe(true)

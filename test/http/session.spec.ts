@@ -83,13 +83,22 @@ test.describe('sessions', () => {
   test('a failed explicit creation keeps the session and cookie the caller had, and counts like any call', async ({ request }) => {
     const { policy, trip } = await issuePolicy(request)
     const before = await expectOk(await request.post(API.search, { data: searchBody() }))
-    for (const [body, status, code] of [[{ x: 1 }, 422, 'validation_failed'], ['{', 400, 'invalid_json'], [{ email: 'a@b.example' }, 422, 'pii_not_allowed']] as const) {
-      const refused = await request.post(API.session, typeof body === 'string' ? { data: Buffer.from(body), headers: { 'content-type': 'application/json' } } : { data: body })
+    for (const [body, status, code] of [
+      [{ x: 1 }, 422, 'validation_failed'],
+      ['{', 400, 'invalid_json'],
+      [{ email: 'a@b.example' }, 422, 'pii_not_allowed'],
+    ] as const) {
+      const refused = await request.post(
+        API.session,
+        typeof body === 'string' ? { data: Buffer.from(body), headers: { 'content-type': 'application/json' } } : { data: body },
+      )
       await expectError(refused, status, code)
       expect(sessionCookie(refused), `no new cookie for a ${code}`).toBeUndefined()
     }
     // The earlier session still resolves its policy; the three refusals were counted against the network.
-    const moved = await expectOk(await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) } }))
+    const moved = await expectOk(
+      await request.post(API.modify(policy.policy_ref), { data: { scenario: 'extend_end_date', new_end_date: addDays(trip.end_date, 2) } }),
+    )
     expect(moved.meta.session_expires_at).toBe(before.meta.session_expires_at)
     expect(moved.meta.rate_limit.remaining).toBe(before.meta.rate_limit.remaining - 4)
   })

@@ -16,8 +16,23 @@
  */
 import { randomBytes } from 'node:crypto'
 import {
-  API, LEAK_PATTERNS, before, call, errorProblems, expect, expectError, expectOk, openSession, sleep, test, tripFrom, uniqueNetwork,
-  withTimeSpans, type CallOptions, type PrivateServer, type Reply,
+  API,
+  LEAK_PATTERNS,
+  before,
+  call,
+  errorProblems,
+  expect,
+  expectError,
+  expectOk,
+  openSession,
+  sleep,
+  test,
+  tripFrom,
+  uniqueNetwork,
+  withTimeSpans,
+  type CallOptions,
+  type PrivateServer,
+  type Reply,
 } from './support/client'
 import { startReceiver } from './support/receiver'
 import { scratchDatabase } from './support/server'
@@ -64,10 +79,12 @@ function admissionProblems(reply: Reply): string[] {
 
 /** Fires `count` calls at once, call i on process i mod n; answers every reply. */
 function burst(servers: PrivateServer[], count: number, request: (index: number) => { path: string } & CallOptions): Promise<Reply[]> {
-  return Promise.all(Array.from({ length: count }, (_, index) => {
-    const { path, ...options } = request(index)
-    return call(servers[index % servers.length]!.url, path, { timeoutMs: 30_000, ...options })
-  }))
+  return Promise.all(
+    Array.from({ length: count }, (_, index) => {
+      const { path, ...options } = request(index)
+      return call(servers[index % servers.length]!.url, path, { timeoutMs: 30_000, ...options })
+    }),
+  )
 }
 
 /** Each admitted call saw its own count: `remaining` runs from `from` down to 0, once each. */
@@ -95,17 +112,25 @@ for (const deployment of DEPLOYMENTS) {
       // Odd calls: one network, no cookie (only the network binds; each admitted call opens a session).
       // Each kind alternates between the processes: calls 0, 1 on A, 2, 3 on B, …
       const processOf = (index: number) => Math.floor(index / 2) % servers.length
-      const replies = await Promise.all(Array.from({ length: CALLS }, (_, index) =>
-        call(servers[processOf(index)]!.url, API.search, index % 2 === 0
-          ? { body: searchBody(), cookie, network: uniqueNetwork(), timeoutMs: 30_000 }
-          : { body: searchBody(), network, timeoutMs: 30_000 })))
+      const replies = await Promise.all(
+        Array.from({ length: CALLS }, (_, index) =>
+          call(
+            servers[processOf(index)]!.url,
+            API.search,
+            index % 2 === 0 ? { body: searchBody(), cookie, network: uniqueNetwork(), timeoutMs: 30_000 } : { body: searchBody(), network, timeoutMs: 30_000 },
+          ),
+        ),
+      )
       expect(replies.flatMap(admissionProblems)).toEqual([])
 
       const bySession = replies.filter((reply, index) => index % 2 === 0 && reply.status === 200)
       const byNetwork = replies.filter((reply, index) => index % 2 === 1 && reply.status === 200)
       expect(remainingOf(bySession)).toEqual(countdown(LIMIT - 2))
       expect(remainingOf(byNetwork)).toEqual(countdown(LIMIT - 1))
-      expect(bySession.filter((reply) => reply.token !== undefined), 'the session is reused, not replaced').toEqual([])
+      expect(
+        bySession.filter((reply) => reply.token !== undefined),
+        'the session is reused, not replaced',
+      ).toEqual([])
       const tokens = new Set(byNetwork.map((reply) => reply.token))
       expect(tokens.size).toBe(LIMIT)
       expect(tokens.has(undefined)).toBe(false)
@@ -145,7 +170,13 @@ for (const deployment of DEPLOYMENTS) {
       const [policyRef] = refs
 
       const modifyBody = { scenario: 'correct_partner_reference', partner_reference: 'BK-CORRECTED' }
-      const modified = await burst(servers, CALLS, () => ({ path: API.modify(policyRef!), body: modifyBody, cookie, network, headers: { 'idempotency-key': 'one-correction' } }))
+      const modified = await burst(servers, CALLS, () => ({
+        path: API.modify(policyRef!),
+        body: modifyBody,
+        cookie,
+        network,
+        headers: { 'idempotency-key': 'one-correction' },
+      }))
       expect(modified.flatMap(admissionProblems)).toEqual([])
       expect(modified.filter((reply) => reply.status !== 200).length).toBe(0)
       expect(new Set(modified.map((reply) => reply.json.data.endorsement.sequence))).toEqual(new Set([1]))
@@ -154,12 +185,15 @@ for (const deployment of DEPLOYMENTS) {
       expect(await countRows(servers[0]!.dbPath, 'endorsements')).toBe(1)
     })
 
-    test('a cancellation on one process and its repeats on the other cancel once; without a key, one cancels and the rest are policy_cancelled', async ({ privateServer }) => {
+    test('a cancellation on one process and its repeats on the other cancel once; without a key, one cancels and the rest are policy_cancelled', async ({
+      privateServer,
+    }) => {
       onTwoProcesses()
       test.setTimeout(60_000)
       const servers = await startDeployment(deployment, privateServer, 'shared-cancel', { SANDBOX_RATE_LIMIT: '100000' })
       const { network, cookie, body, plans } = await openSessionOn(servers)
-      const issue = async () => (await expectOk(await call(servers[0]!.url, API.issue, { body: { plan_id: plans[0].plan_id, ...body }, cookie, network }))).data.policy_ref as string
+      const issue = async () =>
+        (await expectOk(await call(servers[0]!.url, API.issue, { body: { plan_id: plans[0].plan_id, ...body }, cookie, network }))).data.policy_ref as string
       const cancel = (ref: string, count: number, headers: Record<string, string> = {}) =>
         burst(servers, count, () => ({ path: API.cancel(ref), body: {}, cookie, network, headers }))
 
@@ -236,9 +270,16 @@ for (const deployment of DEPLOYMENTS) {
 
       // Every acknowledged policy is found through the survivor (a modify answers it).
       const refs = [...acknowledged.keys()]
-      const checks = await Promise.all(refs.map((ref) => call(survivor.url, API.modify(ref), {
-        body: { scenario: 'correct_partner_reference', partner_reference: `KEPT-${ref.slice(-6)}` }, cookie, network, timeoutMs: 30_000,
-      })))
+      const checks = await Promise.all(
+        refs.map((ref) =>
+          call(survivor.url, API.modify(ref), {
+            body: { scenario: 'correct_partner_reference', partner_reference: `KEPT-${ref.slice(-6)}` },
+            cookie,
+            network,
+            timeoutMs: 30_000,
+          }),
+        ),
+      )
       const lost = refs.filter((ref, index) => checks[index]!.status !== 200 || checks[index]!.json.data.policy_ref !== ref)
       expect(lost).toEqual([])
       expect(await countRows(survivor.dbPath, 'policies')).toBeGreaterThanOrEqual(refs.length)
@@ -260,9 +301,11 @@ for (const deployment of DEPLOYMENTS) {
       await withTimeSpans([10, 20], async (TTL_SECONDS) => {
         // A longer span's attempt starts with the shorter one's servers, sweeping every second, gone.
         await Promise.all(earlier.map((server) => server.stop('SIGKILL')))
-        const servers = earlier = await startDeployment(deployment, privateServer, `shared-sweep-${TTL_SECONDS}`, {
-          SANDBOX_RATE_LIMIT: '100000', SANDBOX_SESSION_TTL_SECONDS: String(TTL_SECONDS), SANDBOX_SWEEP_INTERVAL_SECONDS: '1',
-        })
+        const servers = (earlier = await startDeployment(deployment, privateServer, `shared-sweep-${TTL_SECONDS}`, {
+          SANDBOX_RATE_LIMIT: '100000',
+          SANDBOX_SESSION_TTL_SECONDS: String(TTL_SECONDS),
+          SANDBOX_SWEEP_INTERVAL_SECONDS: '1',
+        }))
         const { dbPath } = servers[0]!
         // Each session searches and issues a policy (quotes, a policy, an idempotency record), its
         // calls spread over both processes. Sessions open in waves, so that they expire over a few
@@ -273,7 +316,9 @@ for (const deployment of DEPLOYMENTS) {
           const at = (step: number) => servers[(index + step) % 2]!.url
           const cookie = (await call(at(0), API.session, { network })).token!
           const plans = (await expectOk(await call(at(1), API.search, { body, cookie, network }))).data.plans
-          await expectOk(await call(at(2), API.issue, { body: { plan_id: plans[0].plan_id, ...body }, cookie, network, headers: { 'idempotency-key': `sweep-${index}` } }))
+          await expectOk(
+            await call(at(2), API.issue, { body: { plan_id: plans[0].plan_id, ...body }, cookie, network, headers: { 'idempotency-key': `sweep-${index}` } }),
+          )
           return cookie
         }
         const tokens: string[] = []
@@ -281,16 +326,22 @@ for (const deployment of DEPLOYMENTS) {
         await before(Date.now() + TTL_SECONDS * 1000, async () => {
           for (let wave = 0; wave < WAVES; wave++) {
             const started = Date.now()
-            tokens.push(...await Promise.all(Array.from({ length: SESSIONS / WAVES }, (_, index) => open(wave * (SESSIONS / WAVES) + index))))
+            tokens.push(...(await Promise.all(Array.from({ length: SESSIONS / WAVES }, (_, index) => open(wave * (SESSIONS / WAVES) + index)))))
             await sleep(700 - (Date.now() - started))
           }
           expect(await countRows(dbPath, 'policies')).toBe(SESSIONS)
         })
 
         // Whole lines only: the last one may still be arriving.
-        const purged = () => servers.map((server) => server.stdout().split('\n').slice(0, -1)
-          .filter((line) => line.includes('"msg":"sweep"'))
-          .reduce((sum, line) => sum + Number(JSON.parse(line).sessionsPurged ?? 0), 0))
+        const purged = () =>
+          servers.map((server) =>
+            server
+              .stdout()
+              .split('\n')
+              .slice(0, -1)
+              .filter((line) => line.includes('"msg":"sweep"'))
+              .reduce((sum, line) => sum + Number(JSON.parse(line).sessionsPurged ?? 0), 0),
+          )
         const total = () => purged().reduce((a, b) => a + b, 0)
         const deadline = Date.now() + (TTL_SECONDS + 15) * 1000
         while (total() < SESSIONS && Date.now() < deadline) await sleep(200)

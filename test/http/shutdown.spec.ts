@@ -8,7 +8,7 @@
  * byte of its body are sent before the signal, and the last byte after it.
  */
 import { randomBytes } from 'node:crypto'
-import { API, call, expect, expectOk, openSession, sleep, test, tripFrom } from './support/client'
+import { API, call, expect, openSession, sleep, test, tripFrom } from './support/client'
 import { parseResponses, portOf, rawExchange, rawHead, type RawResult } from './support/raw'
 import { type RunningServer } from './support/server'
 import { engine, queryStore, walSize } from './support/store'
@@ -30,24 +30,35 @@ const SHUTDOWN_BOUND_MS = 10_000
 const PRODUCTION_LIKE = { CI: '', TEST: '' }
 
 /** Resolves with the exit code, or 'running' if the process is still up after `ms`. */
-const exitWithin = (server: RunningServer, ms: number) =>
-  Promise.race([server.stop('SIGTERM'), sleep(ms).then(() => 'running' as const)])
+const exitWithin = (server: RunningServer, ms: number) => Promise.race([server.stop('SIGTERM'), sleep(ms).then(() => 'running' as const)])
 
 test.describe('graceful shutdown', () => {
   test('SIGTERM with requests in flight: all answered 200, exit 0, -wal empty or gone', async ({ privateServer }) => {
     test.setTimeout(40_000)
     const server = await privateServer('shutdown-inflight', { SANDBOX_RATE_LIMIT: '1000', ...PRODUCTION_LIKE })
-    const { network, cookie, body: { trip, travellers }, plans } = await openSession(server.url, server.url, { trip: tripFrom(9, 6), travellers: [{ age: 52 }] })
+    const {
+      network,
+      cookie,
+      body: { trip, travellers },
+      plans,
+    } = await openSession(server.url, server.url, { trip: tripFrom(9, 6), travellers: [{ age: 52 }] })
 
     const bodies = [
       ...Array.from({ length: 6 }, (_, index) => ({ path: API.search, key: undefined, body: { trip: tripFrom(9 + index, 6), travellers } })),
-      ...Array.from({ length: 6 }, (_, index) => ({ path: API.issue, key: `shutdown-${index}-${randomBytes(3).toString('hex')}`, body: { plan_id: plans[0].plan_id, trip, travellers, partner_reference: `BK-${index}` } })),
+      ...Array.from({ length: 6 }, (_, index) => ({
+        path: API.issue,
+        key: `shutdown-${index}-${randomBytes(3).toString('hex')}`,
+        body: { plan_id: plans[0].plan_id, trip, travellers, partner_reference: `BK-${index}` },
+      })),
     ]
     const finishers: ((piece: string) => void)[] = []
     const exchanges: Promise<RawResult>[] = bodies.map(({ path, key, body }) => {
       const text = JSON.stringify(body)
       const headers: Record<string, string | number> = {
-        'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), Cookie: `sbx_session=${cookie}`, 'X-Forwarded-For': network,
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(text),
+        Cookie: `sbx_session=${cookie}`,
+        'X-Forwarded-For': network,
       }
       if (key) headers['Idempotency-Key'] = key
       return rawExchange(portOf(server.url), [rawHead(path, headers), text.slice(0, -1)], {
@@ -88,7 +99,9 @@ test.describe('graceful shutdown', () => {
   test(`a client that never finishes its request cannot hold the shutdown past ${SHUTDOWN_BOUND_MS / 1000} s`, async ({ privateServer }) => {
     test.setTimeout(SHUTDOWN_BOUND_MS + 20_000)
     const server = await privateServer('shutdown-stuck', { ...PRODUCTION_LIKE })
-    const stuck = rawExchange(portOf(server.url), [rawHead(API.search, { 'Content-Type': 'application/json', 'Content-Length': 100 }), '{"trip":'], { deadlineMs: SHUTDOWN_BOUND_MS + 5_000 })
+    const stuck = rawExchange(portOf(server.url), [rawHead(API.search, { 'Content-Type': 'application/json', 'Content-Length': 100 }), '{"trip":'], {
+      deadlineMs: SHUTDOWN_BOUND_MS + 5_000,
+    })
     await sleep(300)
     const signalled = Date.now()
     server.process.kill('SIGTERM')

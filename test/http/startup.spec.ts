@@ -12,7 +12,11 @@ import { serverCommand } from './support/targets'
 /** Runs the target with this environment until it exits (or 10 s pass); its exit code and stderr. */
 function startFailing(env: Record<string, string>): Promise<{ code: number | null; stderr: string; hung: boolean }> {
   const [command, ...args] = serverCommand(currentTarget())
-  const child = spawn(command!, args, { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SANDBOX_DB_PATH: ':memory:', ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(command!, args, {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SANDBOX_DB_PATH: ':memory:', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
   let stderr = ''
   child.stderr!.on('data', (chunk) => (stderr += chunk))
   return new Promise((resolve) => {
@@ -37,13 +41,25 @@ test.describe('bad configuration stops start-up with one line', () => {
     ['HOST not on this machine', () => ({ HOST: '192.0.2.1' }), 'HOST'],
     ['SANDBOX_DB_PATH whose folder cannot be created', () => ({ SANDBOX_DB_PATH: '/proc/x/y.db' }), 'SANDBOX_DB_PATH'],
     ['SANDBOX_DB_PATH naming a directory', () => ({ SANDBOX_DB_PATH: scratch() }), 'SANDBOX_DB_PATH'],
-    ['SANDBOX_DB_PATH naming a file that is not a database', () => {
-      const path = join(scratch(), 'not-a-database.db')
-      writeFileSync(path, 'not a database '.repeat(100))
-      return { SANDBOX_DB_PATH: path }
-    }, 'SANDBOX_DB_PATH'],
-    ['SANDBOX_DATABASE_URL that is not a PostgreSQL URL', () => ({ SANDBOX_DATABASE_URL: 'mysql://sandbox:secret-pw@127.0.0.1/sandbox' }), 'SANDBOX_DATABASE_URL'],
-    ['SANDBOX_DATABASE_URL of a server that does not answer', () => ({ SANDBOX_DATABASE_URL: 'postgres://sandbox:secret-pw@127.0.0.1:9/sandbox' }), 'SANDBOX_DATABASE_URL'],
+    [
+      'SANDBOX_DB_PATH naming a file that is not a database',
+      () => {
+        const path = join(scratch(), 'not-a-database.db')
+        writeFileSync(path, 'not a database '.repeat(100))
+        return { SANDBOX_DB_PATH: path }
+      },
+      'SANDBOX_DB_PATH',
+    ],
+    [
+      'SANDBOX_DATABASE_URL that is not a PostgreSQL URL',
+      () => ({ SANDBOX_DATABASE_URL: 'mysql://sandbox:secret-pw@127.0.0.1/sandbox' }),
+      'SANDBOX_DATABASE_URL',
+    ],
+    [
+      'SANDBOX_DATABASE_URL of a server that does not answer',
+      () => ({ SANDBOX_DATABASE_URL: 'postgres://sandbox:secret-pw@127.0.0.1:9/sandbox' }),
+      'SANDBOX_DATABASE_URL',
+    ],
   ]
   for (const [name, env, variable] of cases) {
     test(name, async () => {
@@ -63,7 +79,9 @@ test.describe('bad configuration stops start-up with one line', () => {
 test.describe('an embedded file serves one process', () => {
   test.skip(() => ['uat', 'pg'].includes(currentTarget()), 'the uat target is the Bun entry once more; pg shares a PostgreSQL database')
 
-  test('a second process on the file stops at start-up with one line naming it and PostgreSQL; once the first is gone, even killed, the file serves again', async ({ privateServer }) => {
+  test('a second process on the file stops at start-up with one line naming it and PostgreSQL; once the first is gone, even killed, the file serves again', async ({
+    privateServer,
+  }) => {
     const first = await privateServer('one-process')
     const { code, stderr, hung } = await startFailing({ SANDBOX_DB_PATH: first.dbPath })
     expect(hung, `exited within 10 s; stderr: ${stderr}`).toBe(false)

@@ -92,7 +92,8 @@ test.describe('storage faults', () => {
     }
     const recoveryMs = Date.now() - recoveryStarted
     if (recovered && !okAfterFull) okAfterFull = Date.now()
-    const summary = `full after ${fullAt - fillStarted} ms of load (${searches} searches, ${statuses.get(503) ?? 0} answered 503); ` +
+    const summary =
+      `full after ${fullAt - fillStarted} ms of load (${searches} searches, ${statuses.get(503) ?? 0} answered 503); ` +
       `first 200 again ${okAfterFull - fullAt} ms after the first 503; ${recoveryMs} ms after the load stopped`
     test.info().annotations.push({ type: 'storage', description: summary })
     console.log(`[${process.env.SANDBOX_TARGET}] storage: ${summary}`)
@@ -130,7 +131,12 @@ test.describe('storage faults on PostgreSQL', () => {
     const calls = [
       () => call(server.url, API.session, { network: uniqueNetwork() }),
       () => call(server.url, API.search, { body: { trip, travellers: [{ age: 30 }] }, cookie: found.token, network: uniqueNetwork() }),
-      () => call(server.url, API.issue, { body: { plan_id: found.json.data.plans[0].plan_id, trip, travellers: [{ age: 30 }] }, cookie: found.token, network: uniqueNetwork() }),
+      () =>
+        call(server.url, API.issue, {
+          body: { plan_id: found.json.data.plans[0].plan_id, trip, travellers: [{ age: 30 }] },
+          cookie: found.token,
+          network: uniqueNetwork(),
+        }),
     ]
     for (const send of calls) {
       const reply = await send()

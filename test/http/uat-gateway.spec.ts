@@ -99,7 +99,7 @@ test("the insurer's decline at bind is 422 insurer_declined, and nothing is issu
   const declined = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
   expect(declined.status()).toBe(422)
   expect(await declined.json()).toMatchObject({ ok: false, mode: 'uat_gateway', error: { code: 'insurer_declined' } })
-  expect((await declined.text())).not.toContain('Acme')
+  expect(await declined.text()).not.toContain('Acme')
   expect(await stats()).toMatchObject({ bound: 0 })
 })
 
@@ -154,7 +154,10 @@ test('a retry reuses the idempotency key: an attempt that timed out is not bound
 test("a partner's repeated Idempotency-Key binds one insurer policy", async ({ gateway }) => {
   const { api, stats } = await gateway('uat-idempotent')
   const { search, issued } = await searchAndIssue(api, 'booking-1')
-  const again = await api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers }, headers: { 'idempotency-key': 'booking-1' } })
+  const again = await api.post('/api/sandbox/policy/new', {
+    data: { plan_id: search.data.plans[0].plan_id, trip, travellers },
+    headers: { 'idempotency-key': 'booking-1' },
+  })
   expect(again.headers()['idempotent-replayed']).toBe('true')
   expect((await again.json()).data.policy_ref).toBe((await issued.json()).data.policy_ref)
   expect((await stats()).bound).toBe(1)
@@ -162,7 +165,9 @@ test("a partner's repeated Idempotency-Key binds one insurer policy", async ({ g
 
 test('the breaker opens after repeated failures, answers at once without calling, and closes after the cooldown', async ({ gateway }) => {
   const { api, control, stats } = await gateway('uat-breaker', {
-    SANDBOX_UAT_RETRIES: '0', SANDBOX_UAT_BREAKER_FAILURES: '2', SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS: '1',
+    SANDBOX_UAT_RETRIES: '0',
+    SANDBOX_UAT_BREAKER_FAILURES: '2',
+    SANDBOX_UAT_BREAKER_COOLDOWN_SECONDS: '1',
   })
   const search = await (await api.post('/api/sandbox/plans/search', { data: { trip, travellers } })).json()
   const issue = () => api.post('/api/sandbox/policy/new', { data: { plan_id: search.data.plans[0].plan_id, trip, travellers } })
@@ -192,7 +197,9 @@ test('a plan found while the insurer was down stays a simulation plan when the i
   expect(issued.status()).toBe(200)
   const body = await issued.json()
   expect(body.mode).toBe('simulation')
-  const modified = await (await api.post(`/api/sandbox/policy/${body.data.policy_ref}/modify`, { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-9' } })).json()
+  const modified = await (
+    await api.post(`/api/sandbox/policy/${body.data.policy_ref}/modify`, { data: { scenario: 'correct_partner_reference', partner_reference: 'BK-9' } })
+  ).json()
   expect(modified.mode).toBe('simulation')
   expect(await stats()).toMatchObject({ bound: 0, endorsements: 0 })
 })
@@ -205,7 +212,12 @@ test('two requests pipelined on one connection behind a search through the insur
   const onBun = ['bun', 'binary', 'uat', 'pg'].includes(currentTarget())
   const { sandbox } = await gateway('uat-pipelined')
   const body = JSON.stringify({ trip, travellers })
-  const request = rawHead('/api/sandbox/plans/search', { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Forwarded-For': uniqueNetwork() }) + body
+  const request =
+    rawHead('/api/sandbox/plans/search', {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Forwarded-For': uniqueNetwork(),
+    }) + body
   const result = await rawExchange(portOf(sandbox.url), [request + request], { deadlineMs: 5_000, responses: 2 })
   const statuses = result.responses.map((answer) => answer.status)
   const seen = `${result.ended}: ${result.bytes.toString('latin1').slice(0, 200)}`

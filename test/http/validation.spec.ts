@@ -5,11 +5,26 @@ const nextYear = new Date().getUTCFullYear() + 1
 /** Bodies that break one rule each, with the JSON path the answer must name. */
 const searchCases: { name: string; body: () => unknown; field: string }[] = [
   { name: 'a missing required field', body: () => ({ trip: tripFrom(3, 5) }), field: 'travellers' },
-  { name: 'a missing trip field', body: () => { const { end_date: _, ...trip } = tripFrom(3, 5); return { trip, travellers: ages(30) } }, field: 'trip.end_date' },
+  {
+    name: 'a missing trip field',
+    body: () => {
+      const { end_date: _, ...trip } = tripFrom(3, 5)
+      return { trip, travellers: ages(30) }
+    },
+    field: 'trip.end_date',
+  },
   { name: 'an unknown top-level field', body: () => ({ ...searchBody(), coupon: 'SAVE10' }), field: 'coupon' },
   { name: 'an unknown trip field', body: () => ({ trip: { ...tripFrom(3, 5), stopover: 'AE' }, travellers: ages(30) }), field: 'trip.stopover' },
-  { name: 'an unknown traveller field', body: () => ({ trip: tripFrom(3, 5), travellers: [{ age: 30 }, { age: 31, seat: '12A' }] }), field: 'travellers[1].seat' },
-  { name: 'an unknown field named like data (reported on its object)', body: () => ({ trip: tripFrom(3, 5), travellers: [{ age: 30, 'Ravi Kumar +91 98765 43210': 1 }] }), field: 'travellers[0]' },
+  {
+    name: 'an unknown traveller field',
+    body: () => ({ trip: tripFrom(3, 5), travellers: [{ age: 30 }, { age: 31, seat: '12A' }] }),
+    field: 'travellers[1].seat',
+  },
+  {
+    name: 'an unknown field named like data (reported on its object)',
+    body: () => ({ trip: tripFrom(3, 5), travellers: [{ age: 30, 'Ravi Kumar +91 98765 43210': 1 }] }),
+    field: 'travellers[0]',
+  },
   { name: 'a lowercase country', body: () => searchBody(tripFrom(3, 5, 'in', 'FR')), field: 'trip.origin_country' },
   { name: 'an unassigned country (XX)', body: () => searchBody(tripFrom(3, 5, 'IN', 'XX')), field: 'trip.destination_country' },
   { name: 'a three-letter country', body: () => searchBody(tripFrom(3, 5, 'IND', 'FR')), field: 'trip.origin_country' },
@@ -17,7 +32,14 @@ const searchCases: { name: string; body: () => unknown; field: string }[] = [
   { name: 'a date in another format', body: () => searchBody({ ...tripFrom(3, 5), start_date: '01/02/2030' }), field: 'trip.start_date' },
   { name: 'a start date in the past', body: () => searchBody(tripFrom(-2, 5)), field: 'trip.start_date' },
   { name: 'a start date more than 365 days ahead', body: () => searchBody(tripFrom(400, 5)), field: 'trip.start_date' },
-  { name: 'an end date before the start date', body: () => { const trip = tripFrom(10, 5); return searchBody({ ...trip, end_date: addDays(trip.start_date, -1) }) }, field: 'trip.end_date' },
+  {
+    name: 'an end date before the start date',
+    body: () => {
+      const trip = tripFrom(10, 5)
+      return searchBody({ ...trip, end_date: addDays(trip.start_date, -1) })
+    },
+    field: 'trip.end_date',
+  },
   { name: 'age 111', body: () => searchBody(tripFrom(3, 5), ages(30, 31, 111)), field: 'travellers[2].age' },
   { name: 'a negative age', body: () => searchBody(tripFrom(3, 5), ages(-1)), field: 'travellers[0].age' },
   { name: 'a fractional age (1.5)', body: () => searchBody(tripFrom(3, 5), ages(30, 1.5)), field: 'travellers[1].age' },
@@ -51,15 +73,31 @@ test.describe('validation_failed (422) names every offending field by JSON path'
     const trip = tripFrom(3, 5)
     const missing = await expectError(await request.post(API.issue, { data: { trip, travellers: ages(30) } }), 422, 'validation_failed')
     expect(fieldsOf(missing)).toEqual(['plan_id'])
-    const bad = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip: { ...trip, origin_country: 'ZZ' }, travellers: ages(30) } }), 422, 'validation_failed')
+    const bad = await expectError(
+      await request.post(API.issue, { data: { plan_id: 'plan_x', trip: { ...trip, origin_country: 'ZZ' }, travellers: ages(30) } }),
+      422,
+      'validation_failed',
+    )
     expect(fieldsOf(bad)).toEqual(['trip.origin_country'])
     const age = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30, 111) } }), 422, 'validation_failed')
     expect(fieldsOf(age)).toEqual(['travellers[1].age'])
-    const longRef = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), partner_reference: 'R'.repeat(65) } }), 422, 'validation_failed')
+    const longRef = await expectError(
+      await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), partner_reference: 'R'.repeat(65) } }),
+      422,
+      'validation_failed',
+    )
     expect(fieldsOf(longRef)).toEqual(['partner_reference'])
-    const emptyRef = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), partner_reference: '' } }), 422, 'validation_failed')
+    const emptyRef = await expectError(
+      await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), partner_reference: '' } }),
+      422,
+      'validation_failed',
+    )
     expect(fieldsOf(emptyRef)).toEqual(['partner_reference'])
-    const unknown = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), currency: 'INR' } }), 422, 'validation_failed')
+    const unknown = await expectError(
+      await request.post(API.issue, { data: { plan_id: 'plan_x', trip, travellers: ages(30), currency: 'INR' } }),
+      422,
+      'validation_failed',
+    )
     expect(fieldsOf(unknown)).toEqual(['currency'])
   })
 
@@ -115,7 +153,11 @@ test.describe('limit errors (422)', () => {
     const seven = ages(30, 31, 32, 33, 34, 35, 36)
     const search = await expectError(await request.post(API.search, { data: searchBody(tripFrom(3, 5), seven) }), 422, 'too_many_travellers')
     expect(fieldsOf(search)).toEqual(['travellers'])
-    const issue = await expectError(await request.post(API.issue, { data: { plan_id: 'plan_any', trip: tripFrom(3, 5), travellers: seven } }), 422, 'too_many_travellers')
+    const issue = await expectError(
+      await request.post(API.issue, { data: { plan_id: 'plan_any', trip: tripFrom(3, 5), travellers: seven } }),
+      422,
+      'too_many_travellers',
+    )
     expect(fieldsOf(issue)).toEqual(['travellers'])
   })
 

@@ -38,7 +38,9 @@ async function deliveryMs(client: APIRequestContext, hooks: Receiver): Promise<n
 }
 
 test.describe('webhook isolation', () => {
-  test('five endpoints that never answer leave another session\'s delivery within a second of normal; each call to them is closed at its deadline', async ({ newClient }) => {
+  test("five endpoints that never answer leave another session's delivery within a second of normal; each call to them is closed at its deadline", async ({
+    newClient,
+  }) => {
     test.setTimeout(90_000)
     const other = await newClient()
     const hooks = await startReceiver()

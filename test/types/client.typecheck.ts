@@ -27,18 +27,26 @@ export async function accepted() {
   const short = await sandbox.api.sandbox.session.post({ lifetime_minutes: 1 })
   const minutes: number | undefined = short.data?.data.limits.session_minutes
   // The testing and retry headers, per call: each route names the forced outcomes it can meet.
-  const forced = await sandbox.api.sandbox.policy.new.post({ plan_id: planId!, trip, travellers: [{ age: 34 }] }, {
-    headers: { 'idempotency-key': 'booking-1', 'sandbox-outcome': 'upstream_unavailable' },
-  })
+  const forced = await sandbox.api.sandbox.policy.new.post(
+    { plan_id: planId!, trip, travellers: [{ age: 34 }] },
+    {
+      headers: { 'idempotency-key': 'booking-1', 'sandbox-outcome': 'upstream_unavailable' },
+    },
+  )
   const forcedCode = forced.error?.status === 503 ? forced.error.value.error.code : undefined
   await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({}, { headers: { 'sandbox-outcome': 'session_expired' } })
   // The lifecycle: business outcomes on issue, a delayed answer, a correction's preview, a cancellation.
-  const declined = await sandbox.api.sandbox.policy.new.post({ plan_id: planId!, trip, travellers: [{ age: 34 }], expected_premium: 12.5 }, {
-    headers: { 'sandbox-outcome': 'price_changed', 'sandbox-delay-ms': '2000' },
-  })
+  const declined = await sandbox.api.sandbox.policy.new.post(
+    { plan_id: planId!, trip, travellers: [{ age: 34 }], expected_premium: 12.5 },
+    {
+      headers: { 'sandbox-outcome': 'price_changed', 'sandbox-delay-ms': '2000' },
+    },
+  )
   const businessCode: 'price_changed' | 'plan_mismatch' | 'idempotency_in_progress' | 'policy_cancelled' | 'document_not_ready' | undefined =
     declined.error?.status === 409 ? declined.error.value.error.code : undefined
-  const preview = await sandbox.api.sandbox.policy({ policy_ref: ref! }).modify.post({ scenario: 'correct_destination', destination_country: 'DE', preview: true })
+  const preview = await sandbox.api.sandbox
+    .policy({ policy_ref: ref! })
+    .modify.post({ scenario: 'correct_destination', destination_country: 'DE', preview: true })
   const previewed: true | undefined = preview.data?.data.preview
   const cancelled = await sandbox.api.sandbox.policy({ policy_ref: ref! }).cancel.post({ preview: true }, { headers: { 'idempotency-key': 'cancel-1' } })
   const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | undefined = cancelled.data?.data.refund.rule
@@ -53,7 +61,24 @@ export async function accepted() {
   const verified: boolean = verifyWebhook(secret!, 't=1,v1=00', '{}')
   const resent = await sandbox.api.sandbox.events({ event_id: 'evt_x' }).resend.post({})
   const resendCode: 'event_not_found' | undefined = resent.error?.status === 404 ? resent.error.value.error.code : undefined
-  return { sequence, code, history, readCode, pdf, minutes, forcedCode, businessCode, previewed, rule, cancelCode, refundBack, eventType, attempts, verified, resendCode }
+  return {
+    sequence,
+    code,
+    history,
+    readCode,
+    pdf,
+    minutes,
+    forcedCode,
+    businessCode,
+    previewed,
+    rule,
+    cancelCode,
+    refundBack,
+    eventType,
+    attempts,
+    verified,
+    resendCode,
+  }
 }
 
 export async function refused() {
@@ -65,6 +90,7 @@ export async function refused() {
   await sandbox.api.sandbox.plans.search.post({ travellers: [{ age: 34 }] })
   // @ts-expect-error plan_id is required to issue
   await sandbox.api.sandbox.policy.new.post({ trip, travellers: [{ age: 34 }] })
+  // biome-ignore format: on one line, so that the @ts-expect-error below covers the whole call
   // @ts-expect-error each scenario takes its own field, not another scenario's as well
   await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).modify.post({ scenario: 'extend_end_date', new_end_date: '2027-01-02', destination_country: 'DE' })
   // @ts-expect-error a scenario needs its own field

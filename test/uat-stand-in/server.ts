@@ -135,11 +135,16 @@ function protocol(path: string, key: string | undefined, body: any) {
   const cancellation = /^\/v1\/policies\/([^/]+)\/cancellations$/.exec(path)
   const known = key && path !== '/v1/quotes' ? answered.get(`${path}|${key}`) : undefined
   if (known) return known
-  const answer = path === '/v1/quotes' ? quote(body)
-    : path === '/v1/policies' ? bind(body)
-    : endorsement ? endorse(decodeURIComponent(endorsement[1]!), body)
-    : cancellation ? cancel(decodeURIComponent(cancellation[1]!), body)
-    : faultAnswer(404, 'NO_SUCH_OPERATION', 'Acme UAT has no such operation')
+  const answer =
+    path === '/v1/quotes'
+      ? quote(body)
+      : path === '/v1/policies'
+        ? bind(body)
+        : endorsement
+          ? endorse(decodeURIComponent(endorsement[1]!), body)
+          : cancellation
+            ? cancel(decodeURIComponent(cancellation[1]!), body)
+            : faultAnswer(404, 'NO_SUCH_OPERATION', 'Acme UAT has no such operation')
   if (key && answer.status < 500) answered.set(`${path}|${key}`, answer)
   return answer
 }
@@ -168,7 +173,17 @@ const server = createServer(async (req, res) => {
   }
   if (path === '/__stats') return send(res, 200, stats)
   if (path === '/__labels') {
-    return send(res, 200, [...Object.keys(LABEL_OF), ...Object.values(LABEL_OF), ...Object.values(TIER_OF), ...BENEFIT_CODES, 'ACMQ-', 'ACME-UAT-', 'ACME-END-', 'ACME-CAN-', 'Acme'])
+    return send(res, 200, [
+      ...Object.keys(LABEL_OF),
+      ...Object.values(LABEL_OF),
+      ...Object.values(TIER_OF),
+      ...BENEFIT_CODES,
+      'ACMQ-',
+      'ACME-UAT-',
+      'ACME-END-',
+      'ACME-CAN-',
+      'Acme',
+    ])
   }
   stats.calls++
   stats.pending++

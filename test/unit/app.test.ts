@@ -198,7 +198,11 @@ describe('issue → modify flow', () => {
     const other = (await sandbox.call('session')).cookie!
     const foreign = await sandbox.call(modify, { scenario: 'correct_partner_reference', partner_reference: 'BK-X' }, { cookie: other })
     expectFailure(foreign, 404, 'policy_not_found')
-    const unknown = await sandbox.call('policy/pol_sbx_00000000000000000000/modify', { scenario: 'correct_partner_reference', partner_reference: 'BK-X' }, { cookie: other })
+    const unknown = await sandbox.call(
+      'policy/pol_sbx_00000000000000000000/modify',
+      { scenario: 'correct_partner_reference', partner_reference: 'BK-X' },
+      { cookie: other },
+    )
     expect(unknown.body.error).toEqual(foreign.body.error)
     const foreignPlan = await sandbox.call('policy/new', issueBody, { cookie: other })
     expectFailure(foreignPlan, 404, 'plan_not_found')
@@ -240,7 +244,10 @@ describe('request checks in the app', () => {
     const noScenario = await sandbox.call(modify, { new_end_date: tripFrom(START_MS, 1, 5).end_date }, { cookie: token })
     expectFailure(noScenario, 422, 'validation_failed')
     expect(noScenario.body.error.details.map((d: { field: string }) => d.field)).toContain('scenario')
-    const stored = (await sandbox.services.storage.policies.find(sandbox.db.prepare<{ id: number }>('SELECT id FROM sessions').get()!.id, issued.body.data.policy_ref))!
+    const stored = (await sandbox.services.storage.policies.find(
+      sandbox.db.prepare<{ id: number }>('SELECT id FROM sessions').get()!.id,
+      issued.body.data.policy_ref,
+    ))!
     expect(stored.status).toBe('issued')
     expect(stored.trip.end_date).toBe(trip.end_date)
   })
@@ -273,10 +280,13 @@ describe('request checks in the app', () => {
     }
 
     // The member's name written with JSON escapes is the same member.
-    const escaped = await sandbox.app.handle(new Request('http://localhost/api/sandbox/plans/search', {
-      method: 'POST', headers: { 'content-type': 'application/json', cookie: `sbx_session=${token}` },
-      body: `{"trip":${JSON.stringify({ ...trip, destination_country: '@' }).replace('"@"', '{"to\\u0053tring":"x"}')},"travellers":[{"age":30}]}`,
-    }))
+    const escaped = await sandbox.app.handle(
+      new Request('http://localhost/api/sandbox/plans/search', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie: `sbx_session=${token}` },
+        body: `{"trip":${JSON.stringify({ ...trip, destination_country: '@' }).replace('"@"', '{"to\\u0053tring":"x"}')},"travellers":[{"age":30}]}`,
+      }),
+    )
     expect(escaped.status).toBe(422)
     expect(((await escaped.json()) as any).error.details).toEqual([{ field: 'trip.destination_country', issue: expect.any(String) }])
     expect(sandbox.logs.filter((line) => line.includes('"level":"error"'))).toEqual([])
@@ -287,9 +297,13 @@ describe('request checks in the app', () => {
     const sandbox = inProcessApp()
     const deep = '['.repeat(7_000) + ']'.repeat(7_000)
     const post = async (body: string) => {
-      const response = await sandbox.app.handle(new Request('http://localhost/api/sandbox/plans/search', {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body,
-      }))
+      const response = await sandbox.app.handle(
+        new Request('http://localhost/api/sandbox/plans/search', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        }),
+      )
       return ((await response.json()) as any).error.code
     }
     for (const name of ['plain', '\\u0061', 'toString']) {

@@ -26,9 +26,8 @@ async function withWorker(module: string, check: (db: SqliteConnection) => Promi
 }
 
 /** About 8 MB of WAL in one transaction: twice the mark past which `walSettled` waits. */
-const fill = (db: SqliteConnection) => db.exec(
-  'WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO filler SELECT randomblob(4000) FROM n',
-)
+const fill = (db: SqliteConnection) =>
+  db.exec('WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO filler SELECT randomblob(4000) FROM n')
 /** Pages in the WAL now (from 0 when it was started anew). */
 const walPages = (db: SqliteConnection) => db.prepare<{ log: number }>('PRAGMA wal_checkpoint(PASSIVE)').get()!.log
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -49,8 +49,20 @@ describe('loadConfig', () => {
         SANDBOX_WEBHOOK_TARGETS: 'public',
       }),
     ).toEqual({
-      profile: 'hosted', port: 8080, host: '127.0.0.1', dbPath: ':memory:', databaseUrl: null, dbMaxMegabytes: 64, rateLimit: 5, rateLimitByDefault: false, rateWindowSeconds: 90,
-      sessionTtlSeconds: 120, sweepIntervalSeconds: 7, trustProxy: 2, corsOrigins: ['https://tool.example', 'http://localhost:5173'], uat: null,
+      profile: 'hosted',
+      port: 8080,
+      host: '127.0.0.1',
+      dbPath: ':memory:',
+      databaseUrl: null,
+      dbMaxMegabytes: 64,
+      rateLimit: 5,
+      rateLimitByDefault: false,
+      rateWindowSeconds: 90,
+      sessionTtlSeconds: 120,
+      sweepIntervalSeconds: 7,
+      trustProxy: 2,
+      corsOrigins: ['https://tool.example', 'http://localhost:5173'],
+      uat: null,
       webhookTargets: 'public',
     })
   })
@@ -159,7 +171,16 @@ describe('loadConfig', () => {
     expect(error.message).toContain(name)
     expect(error.message).not.toContain('\n')
     // Only the offending variable is named.
-    for (const other of ['PORT', 'HOST', 'SANDBOX_DB_PATH', 'SANDBOX_RATE_LIMIT', 'SANDBOX_RATE_WINDOW_SECONDS', 'SANDBOX_SESSION_TTL_SECONDS', 'SANDBOX_SWEEP_INTERVAL_SECONDS', 'SANDBOX_TRUST_PROXY']) {
+    for (const other of [
+      'PORT',
+      'HOST',
+      'SANDBOX_DB_PATH',
+      'SANDBOX_RATE_LIMIT',
+      'SANDBOX_RATE_WINDOW_SECONDS',
+      'SANDBOX_SESSION_TTL_SECONDS',
+      'SANDBOX_SWEEP_INTERVAL_SECONDS',
+      'SANDBOX_TRUST_PROXY',
+    ]) {
       if (other !== name && !name.includes(other)) expect(error.message).not.toContain(other)
     }
   })
@@ -183,14 +204,26 @@ describe('UAT gateway configuration', () => {
   test('is off without SANDBOX_UAT_URL, and reads its settings with defaults when set', () => {
     expect(loadConfig({}).uat).toBeNull()
     expect(loadConfig({ SANDBOX_UAT_URL: 'http://127.0.0.1:4400/' }).uat).toEqual({
-      url: 'http://127.0.0.1:4400', timeoutMs: 2000, retries: 2, breakerFailures: 5, breakerCooldownSeconds: 30,
+      url: 'http://127.0.0.1:4400',
+      timeoutMs: 2000,
+      retries: 2,
+      breakerFailures: 5,
+      breakerCooldownSeconds: 30,
     })
-    expect(loadConfig({ SANDBOX_UAT_URL: 'https://uat.insurer.example/api', SANDBOX_UAT_TIMEOUT_MS: '500', SANDBOX_UAT_RETRIES: '0' }).uat)
-      .toMatchObject({ url: 'https://uat.insurer.example/api', timeoutMs: 500, retries: 0 })
+    expect(loadConfig({ SANDBOX_UAT_URL: 'https://uat.insurer.example/api', SANDBOX_UAT_TIMEOUT_MS: '500', SANDBOX_UAT_RETRIES: '0' }).uat).toMatchObject({
+      url: 'https://uat.insurer.example/api',
+      timeoutMs: 500,
+      retries: 0,
+    })
   })
 
   test('a bad value names its variable', () => {
-    for (const [name, value] of [['SANDBOX_UAT_URL', 'not a url'], ['SANDBOX_UAT_URL', 'ftp://x'], ['SANDBOX_UAT_TIMEOUT_MS', '10'], ['SANDBOX_UAT_RETRIES', '9']] as const) {
+    for (const [name, value] of [
+      ['SANDBOX_UAT_URL', 'not a url'],
+      ['SANDBOX_UAT_URL', 'ftp://x'],
+      ['SANDBOX_UAT_TIMEOUT_MS', '10'],
+      ['SANDBOX_UAT_RETRIES', '9'],
+    ] as const) {
       const env: Record<string, string> = { SANDBOX_UAT_URL: 'http://127.0.0.1:4400', [name]: value }
       expect(() => loadConfig(env)).toThrow(name)
     }

@@ -59,7 +59,11 @@ describe('request shapes the router decodes itself', () => {
 describe('check order', () => {
   test('limits come before the Idempotency-Key check', async () => {
     const sandbox = inProcessApp()
-    const answer = await sandbox.call('policy/new', { plan_id: 'plan_x', trip: tripFrom(sandbox.now(), 2, 200), travellers: [{ age: 30 }] }, { headers: { 'idempotency-key': 'bad key with spaces' } })
+    const answer = await sandbox.call(
+      'policy/new',
+      { plan_id: 'plan_x', trip: tripFrom(sandbox.now(), 2, 200), travellers: [{ age: 30 }] },
+      { headers: { 'idempotency-key': 'bad key with spaces' } },
+    )
     expect(answer.body.error.code).toBe('trip_too_long')
   })
 })
@@ -93,11 +97,13 @@ describe('a session that ends while the insurer answers', () => {
     const { storage, db } = embeddedStorage(config)
     const app = createApp(createServices({ storage, config, clock: () => clock.now, log: () => {}, insurer }))
     const post = (path: string, body: unknown, cookie?: string) =>
-      app.handle(new Request(`http://localhost/api/sandbox/${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(cookie && { cookie }) },
-        body: JSON.stringify(body),
-      }))
+      app.handle(
+        new Request(`http://localhost/api/sandbox/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(cookie && { cookie }) },
+          body: JSON.stringify(body),
+        }),
+      )
     const rows = (table: string) => db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()!.n
     const trip = tripFrom(clock.now, 3, 5)
     const search = await post('plans/search', { trip, travellers: [{ age: 30 }] })

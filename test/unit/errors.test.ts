@@ -34,7 +34,7 @@ describe('the table of error codes', () => {
     }
   })
 
-  test('an ApiError answers its code\'s status and the table\'s words, with the forced suffix when forced', () => {
+  test("an ApiError answers its code's status and the table's words, with the forced suffix when forced", () => {
     expect(new ApiError('policy_not_found')).toMatchObject({ status: 404, code: 'policy_not_found', message: ERRORS.policy_not_found.message })
     const late = new ApiError('document_not_ready', { values: { readyAt: '2026-11-25T09:02:05.000Z' }, retryAfter: 7 })
     expect(late).toMatchObject({ status: 409, retryAfter: 7, message: 'The certificate is not ready yet; it will be at 2026-11-25T09:02:05.000Z.' })

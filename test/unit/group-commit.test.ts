@@ -45,10 +45,23 @@ beforeEach(() => {
 
 /** A policy of the session `sessionId`, for a transaction to insert. */
 const policy = (sessionId: number, ref: string) => ({
-  sessionId, ref, svcInsuranceId: `svc_${ref}`, planId: 'p', product: 'x', status: 'issued' as const,
+  sessionId,
+  ref,
+  svcInsuranceId: `svc_${ref}`,
+  planId: 'p',
+  product: 'x',
+  status: 'issued' as const,
   trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' },
-  travellers: [{ traveller_ref: 't1', age: 30 }], partnerReference: null, currency: 'INR', premiumMinor: 100,
-  createdAt: T0, updatedAt: T0, source: 'simulation' as const, upstreamRef: null, documentReadyAt: T0, cancellation: null,
+  travellers: [{ traveller_ref: 't1', age: 30 }],
+  partnerReference: null,
+  currency: 'INR',
+  premiumMinor: 100,
+  createdAt: T0,
+  updatedAt: T0,
+  source: 'simulation' as const,
+  upstreamRef: null,
+  documentReadyAt: T0,
+  cancellation: null,
 })
 
 describe('group commit', () => {
@@ -58,8 +71,11 @@ describe('group commit', () => {
     await store.flush()
     execs = []
     const seen: number[] = []
-    await Promise.all([1, 2, 3, 4].map((n) =>
-      store.transaction(({ policies }) => policies.insert(policy(opened.id, `pol_${n}`))).then(() => seen.push(committedCount('policies')))))
+    await Promise.all(
+      [1, 2, 3, 4].map((n) =>
+        store.transaction(({ policies }) => policies.insert(policy(opened.id, `pol_${n}`))).then(() => seen.push(committedCount('policies'))),
+      ),
+    )
     expect(begins()).toBe(1)
     expect(execs.filter((sql) => sql === 'COMMIT')).toHaveLength(1)
     // Every answer came after all four policies were visible to another connection.
@@ -91,7 +107,10 @@ describe('group commit', () => {
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect((results[1] as PromiseRejectedResult).reason.message).toBe('refused after writing')
     expect(begins()).toBe(1)
-    const refs = file.db.prepare<{ ref: string }>('SELECT ref FROM policies ORDER BY ref').all().map((row) => row.ref)
+    const refs = file.db
+      .prepare<{ ref: string }>('SELECT ref FROM policies ORDER BY ref')
+      .all()
+      .map((row) => row.ref)
     expect(refs).toEqual(['pol_a', 'pol_c'])
   })
 
@@ -119,7 +138,7 @@ describe('a transaction SQLite dropped', () => {
   function droppingOnPolicyInsert(connection: SqliteConnection): SqliteConnection {
     return {
       ...connection,
-      prepare: <Row,>(sql: string) => {
+      prepare: <Row>(sql: string) => {
         const statement = connection.prepare<Row>(sql)
         if (!sql.startsWith('INSERT INTO policies')) return statement
         const drop = (): never => {
@@ -131,7 +150,7 @@ describe('a transaction SQLite dropped', () => {
     }
   }
 
-  test("writes sent together after the one that failed do not run: they would commit on their own", async () => {
+  test('writes sent together after the one that failed do not run: they would commit on their own', async () => {
     const store = sqliteStorage(droppingOnPolicyInsert(file.db), { rateLimit: 1000, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
     const opened = await store.openSession(newSession(0), T0)
     await store.flush()
@@ -147,19 +166,29 @@ describe('a transaction SQLite dropped', () => {
 })
 
 describe('write-behind', () => {
-  const sessionRefs = () => file.db.prepare<{ ref: string }>('SELECT ref FROM sessions ORDER BY id').all().map((row) => row.ref)
+  const sessionRefs = () =>
+    file.db
+      .prepare<{ ref: string }>('SELECT ref FROM sessions ORDER BY id')
+      .all()
+      .map((row) => row.ref)
 
   test('admissions write nothing: parallel ones on one network admit exactly the limit, and a flush writes them in one transaction', async () => {
     const store = storage(3)
-    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => store.admit({ tokenHash: null, network: 'n:shared', now: T0 + n, create: () => newSession(n) })))
+    const answers = await Promise.all(
+      [1, 2, 3, 4, 5].map((n) => store.admit({ tokenHash: null, network: 'n:shared', now: T0 + n, create: () => newSession(n) })),
+    )
     expect(answers.map((answer) => answer.kind)).toEqual(['admitted', 'admitted', 'admitted', 'refused', 'refused'])
     expect(execs).toEqual([])
     expect(committedCount('sessions')).toBe(0)
     await store.flush()
     expect(execs).toEqual(['BEGIN IMMEDIATE', 'COMMIT'])
     expect(sessionRefs()).toEqual(['sbx_1', 'sbx_2', 'sbx_3'])
-    expect(file.db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all())
-      .toEqual([{ key: 'n:shared', used: 3 }, { key: 's:sbx_1', used: 1 }, { key: 's:sbx_2', used: 1 }, { key: 's:sbx_3', used: 1 }])
+    expect(file.db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all()).toEqual([
+      { key: 'n:shared', used: 3 },
+      { key: 's:sbx_1', used: 1 },
+      { key: 's:sbx_2', used: 1 },
+      { key: 's:sbx_3', used: 1 },
+    ])
     execs = []
     await store.flush() // nothing left to write: no transaction
     expect(execs).toEqual([])
@@ -170,7 +199,11 @@ describe('write-behind', () => {
     const admission = await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     if (admission.kind !== 'admitted') throw new Error('not admitted')
     const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' }
-    await store.quotes.record(admission.session!.id, [{ planId: 'p', product: 'x', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }], T0)
+    await store.quotes.record(
+      admission.session!.id,
+      [{ planId: 'p', product: 'x', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }],
+      T0,
+    )
     await store.transaction(({ policies }) => policies.insert(policy(admission.session!.id, 'pol_1')))
     expect(committedCount('sessions')).toBe(1)
     expect(committedCount('quotes')).toBe(1)
@@ -186,10 +219,12 @@ describe('write-behind', () => {
     const admission = await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     const id = admission.kind === 'admitted' ? admission.session!.id : 0
     // A lone member's failure rolls the whole transaction back, sessions and all.
-    await expect(store.transaction(async ({ policies }) => {
-      await policies.insert(policy(id, 'pol_1'))
-      throw new Error('refused after writing')
-    })).rejects.toThrow('refused after writing')
+    await expect(
+      store.transaction(async ({ policies }) => {
+        await policies.insert(policy(id, 'pol_1'))
+        throw new Error('refused after writing')
+      }),
+    ).rejects.toThrow('refused after writing')
     expect(committedCount('sessions')).toBe(0)
     await store.transaction(({ policies }) => policies.insert(policy(id, 'pol_2')))
     expect(sessionRefs()).toEqual(['sbx_1'])
@@ -237,8 +272,10 @@ describe('write-behind', () => {
     state.failing = null
     await store.flush()
     expect(sessionRefs()).toEqual(['sbx_1'])
-    expect(file.db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all())
-      .toEqual([{ key: 'n:1', used: 1 }, { key: 's:sbx_1', used: 1 }])
+    expect(file.db.prepare<{ key: string; used: number }>('SELECT key, used FROM rate_counters ORDER BY key').all()).toEqual([
+      { key: 'n:1', used: 1 },
+      { key: 's:sbx_1', used: 1 },
+    ])
   })
 
   test('close writes what is unwritten, and says so when it cannot', async () => {

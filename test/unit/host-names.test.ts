@@ -11,10 +11,11 @@ function standIn() {
   const asked: string[] = []
   return {
     asked,
-    ask: (host: string) => new Promise<Lookup>((resolve) => {
-      asked.push(host)
-      pending.set(host, resolve)
-    }),
+    ask: (host: string) =>
+      new Promise<Lookup>((resolve) => {
+        asked.push(host)
+        pending.set(host, resolve)
+      }),
     answer(host: string, answer: Lookup) {
       pending.get(host)!(answer)
       pending.delete(host)
@@ -115,7 +116,7 @@ describe('host names that fail', () => {
     expect(calls).toBe(3)
   })
 
-  test('a caller forgotten while a lookup waited for its session\'s turn still limits its network', async () => {
+  test("a caller forgotten while a lookup waited for its session's turn still limits its network", async () => {
     const dns = standIn()
     const names = hostNames('public', { ask: dns.ask })
     // Session 1 is busy; a third lookup of it waits for the session's turn, not yet the network's.

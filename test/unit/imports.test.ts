@@ -50,10 +50,18 @@ const STATEMENT = /\b(?:import|export)\s+(type\s+)?([\w$*{},\s]*?)\s*from\s*'(\.
 /** The names a clause takes as values (types left out): `A` → default, `* as A` → *, `{ a, type B, c as d }` → a, c. */
 function valueNames(clause: string): string[] {
   const named = /\{([^}]*)\}/.exec(clause)?.[1] ?? ''
-  const outer = clause.replace(/\{[^}]*\}/, '').split(',').map((part) => part.trim()).filter(Boolean)
+  const outer = clause
+    .replace(/\{[^}]*\}/, '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
   return [
     ...outer.map((part) => (part.startsWith('*') ? '*' : 'default')),
-    ...named.split(',').map((name) => name.trim()).filter((name) => name && !name.startsWith('type ')).map((name) => name.split(/\s+as\s+/)[0]!),
+    ...named
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name && !name.startsWith('type '))
+      .map((name) => name.split(/\s+as\s+/)[0]!),
   ]
 }
 
@@ -124,8 +132,7 @@ describe('src/ imports', () => {
   })
 
   test('no file imports a file of a higher layer', () => {
-    const upward = [...graph].flatMap(([file, targets]) =>
-      targets.filter((target) => layerOf(target) > layerOf(file)).map((target) => `${file} -> ${target}`))
+    const upward = [...graph].flatMap(([file, targets]) => targets.filter((target) => layerOf(target) > layerOf(file)).map((target) => `${file} -> ${target}`))
     expect(upward).toEqual([])
   })
 
@@ -140,14 +147,20 @@ describe('src/ imports', () => {
   test('in modules/, only routes, the admission step and the docs module import http/', () => {
     // Read the graph: a route file imports http/ (a check of nothing would pass).
     expect(graph.get('modules/policies/index.ts')?.some((target) => target.startsWith('http/'))).toBe(true)
-    const reaching = [...graph].filter(([file]) => file.startsWith('modules/') && !SPEAKS_HTTP.test(file)).flatMap(([file, targets]) =>
-      targets.filter((target) => target.startsWith('http/')).map((target) => `${file} -> ${target}`))
+    const reaching = [...graph]
+      .filter(([file]) => file.startsWith('modules/') && !SPEAKS_HTTP.test(file))
+      .flatMap(([file, targets]) => targets.filter((target) => target.startsWith('http/')).map((target) => `${file} -> ${target}`))
     expect(reaching).toEqual([])
   })
 
-  test('http/ takes from storage/ only the seam\'s types and its StorageUnavailable', () => {
-    const taken = [...graph.keys()].filter((file) => file.startsWith('http/')).flatMap((file) =>
-      importsOf(file).filter(({ target }) => target.startsWith('storage/')).map((use) => ({ file, ...use })))
+  test("http/ takes from storage/ only the seam's types and its StorageUnavailable", () => {
+    const taken = [...graph.keys()]
+      .filter((file) => file.startsWith('http/'))
+      .flatMap((file) =>
+        importsOf(file)
+          .filter(({ target }) => target.startsWith('storage/'))
+          .map((use) => ({ file, ...use })),
+      )
     // Read the imports: error-mapping.ts takes the error as a value, health.ts takes a type only.
     expect(taken).toContainEqual({ file: 'http/error-mapping.ts', target: HTTP_FROM_STORAGE.seam, values: ['StorageUnavailable'] })
     expect(taken).toContainEqual({ file: 'http/health.ts', target: HTTP_FROM_STORAGE.seam, values: [] })

@@ -51,16 +51,15 @@ describe('npm install', () => {
 type ProjectManifest = { scripts: Record<string, string>; dependencies: Record<string, string>; devDependencies: Record<string, string> }
 
 /** What an import of `src/` loads at run time: not type-only imports, which the runtime strips. */
-const IMPORTS = [
-  /\b(?:import|export)\s+(?!type\s)[\w\s{},*$]*?\bfrom\s*'([^']+)'/g,
-  /\bimport\s*\(\s*'([^']+)'\s*\)/g,
-  /^import\s*'([^']+)'/gm,
-]
+const IMPORTS = [/\b(?:import|export)\s+(?!type\s)[\w\s{},*$]*?\bfrom\s*'([^']+)'/g, /\bimport\s*\(\s*'([^']+)'\s*\)/g, /^import\s*'([^']+)'/gm]
 
 /** The package an import names (`@elysiajs/openapi/openapi` is `@elysiajs/openapi`); null for our own files and the runtimes' modules. */
 function packageOf(specifier: string): string | null {
   if (specifier.startsWith('.') || /^(node|bun):/.test(specifier) || specifier === 'bun') return null
-  return specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+  return specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/')
 }
 
 /** Every package `src/` imports at run time. */

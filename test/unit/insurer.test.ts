@@ -102,7 +102,11 @@ describe('insurer adapter (generic UAT protocol)', () => {
   })
 
   test('5xx, network errors and timeouts are retried with the same idempotency key, then upstream_unavailable', async () => {
-    const { insurer, calls } = fakeInsurer([json(503, {}), new TypeError('connection reset'), json(201, { policy_number: 'ACME-UAT-1', status: 'BOUND', currency: 'EUR', premium_minor: 100 })])
+    const { insurer, calls } = fakeInsurer([
+      json(503, {}),
+      new TypeError('connection reset'),
+      json(201, { policy_number: 'ACME-UAT-1', status: 'BOUND', currency: 'EUR', premium_minor: 100 }),
+    ])
     const bound = await insurer.issue({ quoteRef: 'ACMQ-1', trip, ages: [30], currency: 'EUR' }, { requestId: 'req_1', idempotencyKey: 'k-1' })
     expect(bound).toEqual({ upstreamRef: 'ACME-UAT-1', premiumMinor: 100 })
     expect(calls.map((c) => c.headers['idempotency-key'])).toEqual(['k-1', 'k-1', 'k-1'])
@@ -125,7 +129,12 @@ describe('insurer adapter (generic UAT protocol)', () => {
 
   test("the insurer's refusals map to contract errors; unknown refusals are upstream_invalid and not retried", async () => {
     const notCovered = fakeInsurer([json(422, { fault: { code: 'NOT_COVERED', message: 'Acme says no' } })])
-    const error = await rejection(notCovered.insurer.endorse({ upstreamRef: 'ACME-UAT-1', scenario: 'correct_destination', value: 'US', dryRun: false }, { requestId: 'r', idempotencyKey: 'k' }))
+    const error = await rejection(
+      notCovered.insurer.endorse(
+        { upstreamRef: 'ACME-UAT-1', scenario: 'correct_destination', value: 'US', dryRun: false },
+        { requestId: 'r', idempotencyKey: 'k' },
+      ),
+    )
     expect(error.code).toBe('scenario_not_applicable')
     expect(error.message).not.toContain('Acme')
     expect(notCovered.calls[0]!.body).toEqual({ change: 'DESTINATION', value: 'US', dry_run: false })
@@ -136,11 +145,15 @@ describe('insurer adapter (generic UAT protocol)', () => {
     expect(decline.message).not.toContain('Acme')
 
     const cancelled = fakeInsurer([json(409, { fault: { code: 'POLICY_CANCELLED' } })])
-    expect((await rejection(cancelled.insurer.cancel({ upstreamRef: 'ACME-UAT-1', dryRun: true }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('policy_cancelled')
+    expect((await rejection(cancelled.insurer.cancel({ upstreamRef: 'ACME-UAT-1', dryRun: true }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe(
+      'policy_cancelled',
+    )
     expect(cancelled.calls[0]).toMatchObject({ url: 'http://insurer.test/v1/policies/ACME-UAT-1/cancellations', body: { dry_run: true } })
 
     const odd = fakeInsurer([json(400, { fault: { code: 'ACME_SAYS_NO' } })])
-    expect((await rejection(odd.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
+    expect((await rejection(odd.insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe(
+      'upstream_invalid',
+    )
     expect(odd.calls).toHaveLength(1)
   })
 })
@@ -153,7 +166,9 @@ describe('insurer adapter: answers that must not pass', () => {
 
   test('a policy bound in another currency is upstream_invalid', async () => {
     const { insurer } = fakeInsurer([json(201, { policy_number: 'ACME-UAT-1', status: 'BOUND', currency: 'JPY', premium_minor: 999_999 })])
-    expect((await rejection(insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe('upstream_invalid')
+    expect((await rejection(insurer.issue({ quoteRef: 'q', trip, ages: [30], currency: 'EUR' }, { requestId: 'r', idempotencyKey: 'k' }))).code).toBe(
+      'upstream_invalid',
+    )
   })
 
   test('a JSON null is upstream_invalid, not an outage to retry', async () => {

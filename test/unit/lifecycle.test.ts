@@ -59,7 +59,12 @@ describe('cancellation (fake clock)', () => {
     sandbox.advance(60_000)
     const cancelled = await call(`policy/${ref}/cancel`)
     expect(cancelled.status).toBe(200)
-    expect(cancelled.body.data).toEqual({ policy_ref: ref, status: 'cancelled', refund: preview.body.data.refund, cancelled_at: new Date(sandbox.now()).toISOString() })
+    expect(cancelled.body.data).toEqual({
+      policy_ref: ref,
+      status: 'cancelled',
+      refund: preview.body.data.refund,
+      cancelled_at: new Date(sandbox.now()).toISOString(),
+    })
 
     const read = (await call(`policy/${ref}/read`)).body.data
     expect(read.status).toBe('cancelled')
@@ -72,7 +77,13 @@ describe('cancellation (fake clock)', () => {
     during.sandbox.setNow(START_MS + 5 * DAY) // the 4th day of cover: 6 days unused
     const premiumMinor = Math.round(during.issued.body.data.premium * 100)
     const partial = (await during.call(`policy/${during.ref}/cancel`)).body.data
-    expect(partial.refund).toEqual({ amount: Math.floor((premiumMinor * 6) / 10) / 100, currency: 'EUR', rule: 'pro_rata_unused_days', unused_days: 6, cover_days: 10 })
+    expect(partial.refund).toEqual({
+      amount: Math.floor((premiumMinor * 6) / 10) / 100,
+      currency: 'EUR',
+      rule: 'pro_rata_unused_days',
+      unused_days: 6,
+      cover_days: 10,
+    })
 
     const after = await withPolicy(0, 1) // today and tomorrow
     after.sandbox.setNow(START_MS + 2 * DAY)
@@ -85,7 +96,12 @@ describe('cancellation (fake clock)', () => {
     const extended = new Date(Date.parse(trip.end_date) + 2 * DAY).toISOString().slice(0, 10)
     expect((await call(`policy/${ref}/modify`, { scenario: 'extend_end_date', new_end_date: extended })).status).toBe(200)
     expect((await call(`policy/${ref}/cancel`, {})).status).toBe(200)
-    for (const [path, body] of [['modify', { scenario: 'correct_partner_reference', partner_reference: 'X' }], ['modify', { scenario: 'correct_partner_reference', partner_reference: 'X', preview: true }], ['cancel', {}], ['cancel', { preview: true }]] as const) {
+    for (const [path, body] of [
+      ['modify', { scenario: 'correct_partner_reference', partner_reference: 'X' }],
+      ['modify', { scenario: 'correct_partner_reference', partner_reference: 'X', preview: true }],
+      ['cancel', {}],
+      ['cancel', { preview: true }],
+    ] as const) {
       const refused = await call(`policy/${ref}/${path}`, body)
       expect({ path, status: refused.status, code: refused.body.error?.code }).toEqual({ path, status: 409, code: 'policy_cancelled' })
     }
@@ -176,9 +192,12 @@ describe('business outcomes on issue (fake clock)', () => {
 
     sandbox.setNow(readyAt)
     expect((await call(`policy/${ref}/read`)).body.data.documents[0].state).toBe('ready')
-    const response = await sandbox.app.handle(new Request(`http://localhost/api/sandbox/policy/${ref}/documents/policy_certificate`, {
-      method: 'POST', headers: { cookie: `sbx_session=${cookie}` },
-    }))
+    const response = await sandbox.app.handle(
+      new Request(`http://localhost/api/sandbox/policy/${ref}/documents/policy_certificate`, {
+        method: 'POST',
+        headers: { cookie: `sbx_session=${cookie}` },
+      }),
+    )
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toBe('application/pdf')
   })

@@ -26,13 +26,20 @@ function prose(markdown: string): string {
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped (but `-` and `_`), spaces to `-`. */
 export function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/`/g, '').replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/`/g, '')
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-')
 }
 
 function anchors(file: string): Set<string> {
   const seen = new Map<string, number>()
   const found = new Set<string>()
-  for (const [, heading] of readFileSync(file, 'utf8').replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6} (.+)$/gm)) {
+  for (const [, heading] of readFileSync(file, 'utf8')
+    .replace(/^```[\s\S]*?^```/gm, '')
+    .matchAll(/^#{1,6} (.+)$/gm)) {
     const base = slug(heading!)
     const count = seen.get(base) ?? 0
     seen.set(base, count + 1)

@@ -25,7 +25,7 @@ const operations = (document: any) =>
 describe('the OpenAPI document', () => {
   const sandbox = inProcessApp()
 
-  test('every operation has a short camelCase operationId of its own and one of the document\'s tags', async () => {
+  test("every operation has a short camelCase operationId of its own and one of the document's tags", async () => {
     const document: any = await (await fetchDocument(sandbox.app)).json()
     const tags = document.tags.map((tag: { name: string }) => tag.name)
     expect(tags).toEqual(['Session', 'Plans', 'Policies', 'Events'])
@@ -63,7 +63,8 @@ describe('the OpenAPI document', () => {
     expect(text.match(/"benefits_summary":\{/g)).toHaveLength(1)
     expect(text.match(/"origin_country":\{/g)).toHaveLength(1)
     // Every $ref names something the document has.
-    for (const [, section, name] of text.matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g)) expect(document.components[section!]?.[name!], `${section}/${name}`).toBeDefined()
+    for (const [, section, name] of text.matchAll(/"\$ref":"#\/components\/(\w+)\/([^"]+)"/g))
+      expect(document.components[section!]?.[name!], `${section}/${name}`).toBeDefined()
     // 492 KB when each operation wrote out its own copy of every shape.
     expect(text.length).toBeLessThan(150_000)
   })
@@ -85,11 +86,11 @@ describe('the OpenAPI document', () => {
     expect(document.servers).toEqual([{ url: 'http://127.0.0.1:4321', description: 'The sandbox serving this document' }])
     // Forwarded headers are the caller's text unless a proxy is trusted.
     const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'sandbox.example.org' }
-    expect((await (await fetchDocument(sandbox.app, 'http://10.0.0.5:3000', forwarded)).json() as any).servers[0].url).toBe('http://10.0.0.5:3000')
+    expect(((await (await fetchDocument(sandbox.app, 'http://10.0.0.5:3000', forwarded)).json()) as any).servers[0].url).toBe('http://10.0.0.5:3000')
     const proxied = inProcessApp({ SANDBOX_TRUST_PROXY: '1' })
-    expect((await (await fetchDocument(proxied.app, 'http://10.0.0.5:3000', forwarded)).json() as any).servers[0].url).toBe('https://sandbox.example.org')
+    expect(((await (await fetchDocument(proxied.app, 'http://10.0.0.5:3000', forwarded)).json()) as any).servers[0].url).toBe('https://sandbox.example.org')
     const garbled = { 'x-forwarded-proto': 'javascript', 'x-forwarded-host': 'a b' }
-    expect((await (await fetchDocument(proxied.app, 'http://10.0.0.5:3000', garbled)).json() as any).servers[0].url).toBe('http://10.0.0.5:3000')
+    expect(((await (await fetchDocument(proxied.app, 'http://10.0.0.5:3000', garbled)).json()) as any).servers[0].url).toBe('http://10.0.0.5:3000')
   })
 
   test('gzip when the client takes it, the same document either way', async () => {
@@ -128,7 +129,10 @@ describe('the OpenAPI document', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sandbox-openapi-'))
     try {
       writeFileSync(join(dir, 'openapi.json'), await (await fetchDocument(sandbox.app, 'http://sandbox.example.org')).text())
-      const lint = spawnSync(join(root, 'node_modules', '.bin', 'redocly'), ['lint', join(dir, 'openapi.json'), '--format', 'summary'], { cwd: root, encoding: 'utf8' })
+      const lint = spawnSync(join(root, 'node_modules', '.bin', 'redocly'), ['lint', join(dir, 'openapi.json'), '--format', 'summary'], {
+        cwd: root,
+        encoding: 'utf8',
+      })
       expect(lint.status, lint.stdout + lint.stderr).toBe(0)
       // Redocly reports on stderr.
       expect(lint.stderr).toContain('Your API description is valid')

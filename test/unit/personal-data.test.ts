@@ -3,20 +3,87 @@ import { refusal, thrown } from './support/errors'
 import type { ErrorCode } from '../../src/errors'
 import { MAX_DEPTH, findPersonalData, isPersonalDataName, looksLikeEmail, rejectPersonalData } from '../../src/domain/personal-data'
 
-
 const PERSONAL_NAMES = [
-  'firstName', 'first_name', 'FIRST-NAME', 'first name', 'First Name', 'name', 'Name', 'lastName', 'last_name', 'fullName',
-  'givenName', 'middle_name', 'familyName', 'surname', 'SURNAME', 'dob', 'DOB', 'street', 'postcode', 'post_code', 'zip', 'ZIP',
-  'national_id', 'nationalId', 'pan', 'PAN', 'ssn', 'SSN', 'gender', 'Gender',
-  'email', 'Email', 'e-mail', 'E_Mail', 'emailAddress', 'contact_email', 'contactPhone', 'phone', 'phoneNumber', 'mobile',
-  'mobile_no', 'telephone', 'homeAddress', 'address', 'address_line_1', 'passportNo', 'passport_number', 'dateOfBirth',
-  'date_of_birth', 'birthDate', 'placeOfBirth', 'nominee_details', 'nomineeName', 'aadhaarNumber', 'AADHAAR',
+  'firstName',
+  'first_name',
+  'FIRST-NAME',
+  'first name',
+  'First Name',
+  'name',
+  'Name',
+  'lastName',
+  'last_name',
+  'fullName',
+  'givenName',
+  'middle_name',
+  'familyName',
+  'surname',
+  'SURNAME',
+  'dob',
+  'DOB',
+  'street',
+  'postcode',
+  'post_code',
+  'zip',
+  'ZIP',
+  'national_id',
+  'nationalId',
+  'pan',
+  'PAN',
+  'ssn',
+  'SSN',
+  'gender',
+  'Gender',
+  'email',
+  'Email',
+  'e-mail',
+  'E_Mail',
+  'emailAddress',
+  'contact_email',
+  'contactPhone',
+  'phone',
+  'phoneNumber',
+  'mobile',
+  'mobile_no',
+  'telephone',
+  'homeAddress',
+  'address',
+  'address_line_1',
+  'passportNo',
+  'passport_number',
+  'dateOfBirth',
+  'date_of_birth',
+  'birthDate',
+  'placeOfBirth',
+  'nominee_details',
+  'nomineeName',
+  'aadhaarNumber',
+  'AADHAAR',
 ]
 
 const INNOCENT_NAMES = [
-  'age', 'trip', 'travellers', 'destination_country', 'origin_country', 'currency', 'plan_id', 'partner_reference', 'scenario',
-  'start_date', 'end_date', 'new_end_date', 'companion', 'panorama', 'zipper', 'company', 'names', 'nameless', 'pancake', 'genders',
-  'dobby', 'streetwise',
+  'age',
+  'trip',
+  'travellers',
+  'destination_country',
+  'origin_country',
+  'currency',
+  'plan_id',
+  'partner_reference',
+  'scenario',
+  'start_date',
+  'end_date',
+  'new_end_date',
+  'companion',
+  'panorama',
+  'zipper',
+  'company',
+  'names',
+  'nameless',
+  'pancake',
+  'genders',
+  'dobby',
+  'streetwise',
 ]
 
 describe('personal-data field names', () => {
@@ -101,7 +168,10 @@ describe('rejectPersonalData', () => {
   test('is pii_not_allowed (422) naming every path and no value', () => {
     const values = ['Asha Rao', '+91 98765 43210', 'P1234567', '1990-01-01', 'asha.rao@example.com', 'ABCDE1234F', 'hidden@secret.example']
     const body = {
-      travellers: [{ age: 30, fullName: values[0], contactPhone: values[1] }, { age: 3, passportNo: values[2], dateOfBirth: values[3] }],
+      travellers: [
+        { age: 30, fullName: values[0], contactPhone: values[1] },
+        { age: 3, passportNo: values[2], dateOfBirth: values[3] },
+      ],
       contact: { Email: values[4], PAN: values[5] },
       note: values[6],
       [values[6]!]: 'key',
@@ -110,7 +180,16 @@ describe('rejectPersonalData', () => {
     expect(error.code).toBe('pii_not_allowed')
     expect(error.status).toBe(422)
     expect(error.details!.map((d) => d.field).sort()).toEqual(
-      ['$', 'contact.Email', 'contact.PAN', 'note', 'travellers[0].contactPhone', 'travellers[0].fullName', 'travellers[1].dateOfBirth', 'travellers[1].passportNo'].sort(),
+      [
+        '$',
+        'contact.Email',
+        'contact.PAN',
+        'note',
+        'travellers[0].contactPhone',
+        'travellers[0].fullName',
+        'travellers[1].dateOfBirth',
+        'travellers[1].passportNo',
+      ].sort(),
     )
     const text = JSON.stringify({ message: error.message, details: error.details })
     for (const value of values) expect(text).not.toContain(value)
@@ -234,10 +313,11 @@ describe('cost of the check', () => {
   ]
   for (const [name, make] of hostile) {
     test(`linear in the size of a value and of a key: ${name}`, () => {
-      const cost = (size: number) => leastMs(() => {
-        findPersonalData({ pad: make(size) })
-        findPersonalData({ [make(size)]: 1 })
-      })
+      const cost = (size: number) =>
+        leastMs(() => {
+          findPersonalData({ pad: make(size) })
+          findPersonalData({ [make(size)]: 1 })
+        })
       // Sixteen times the input: about sixteen times the work when linear, 256 when quadratic; the
       // margin between them leaves room for a busy machine's noise (CI may share its cores).
       const ratio = cost(65_536) / Math.max(cost(4_096), 0.05)

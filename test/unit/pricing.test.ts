@@ -71,7 +71,12 @@ describe('determinism', () => {
 
 describe('order', () => {
   test('premium ascending, then plan_id', () => {
-    for (const [t, ages] of [[trip('FR'), [30]], [trip('TH'), [8, 45, 70]], [trip('IN'), [30]], [trip('US'), [1, 2]]] as const) {
+    for (const [t, ages] of [
+      [trip('FR'), [30]],
+      [trip('TH'), [8, 45, 70]],
+      [trip('IN'), [30]],
+      [trip('US'), [1, 2]],
+    ] as const) {
       const plans = priceCatalogue(catalogue, t, [...ages], 'INR').map((p) => p.plan)
       for (let i = 1; i < plans.length; i++) {
         const [prev, next] = [plans[i - 1]!, plans[i]!]
@@ -94,7 +99,10 @@ describe('order', () => {
 describe('eligibility', () => {
   test('a domestic trip gets only domestic plans', () => {
     const plans = priceCatalogue(catalogue, trip('IN'), [30], 'INR')
-    const domestic = catalogue.plans.filter((p) => p.scope === 'domestic').map((p) => p.product).sort()
+    const domestic = catalogue.plans
+      .filter((p) => p.scope === 'domestic')
+      .map((p) => p.product)
+      .sort()
     expect(products(plans)).toEqual(domestic)
   })
 
@@ -124,7 +132,12 @@ describe('eligibility', () => {
     expect(products(priceCatalogue(catalogue, trip('TH'), [30, asiaSaver.max_age + 1], 'INR'))).not.toContain('asia_saver')
     // Above every band but the oldest: only plans with a high enough max_age remain.
     const found = products(priceCatalogue(catalogue, trip('TH'), [84], 'INR'))
-    expect(found).toEqual(catalogue.plans.filter((p) => p.scope === 'international' && p.max_age >= 84).map((p) => p.product).sort())
+    expect(found).toEqual(
+      catalogue.plans
+        .filter((p) => p.scope === 'international' && p.max_age >= 84)
+        .map((p) => p.product)
+        .sort(),
+    )
     expect(priceCatalogue(catalogue, trip('TH'), [86], 'INR')).toEqual([])
   })
 
@@ -168,7 +181,11 @@ describe('currencies and minor units', () => {
 
   test('every amount is rounded to its currency minor unit', () => {
     for (const currency of currencies) {
-      for (const [t, ages] of [[trip('FR'), [30]], [trip('US', 'IN', '2026-07-01', '2026-09-13'), [3, 44, 61, 72]], [trip('IN'), [17]]] as const) {
+      for (const [t, ages] of [
+        [trip('FR'), [30]],
+        [trip('US', 'IN', '2026-07-01', '2026-09-13'), [3, 44, 61, 72]],
+        [trip('IN'), [17]],
+      ] as const) {
         for (const { plan } of priceCatalogue(catalogue, t, [...ages], currency)) {
           expect(plan.currency).toBe(currency)
           const unit = catalogue.currencies[currency]!.minor_unit

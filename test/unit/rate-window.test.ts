@@ -92,7 +92,15 @@ describe('peek', () => {
 describe('spokenDuration', () => {
   test('whole hours, whole minutes, else seconds; singular for one', () => {
     expect([4, 2, 1, 90, 60, 600, 3600, 7200, 5400].map(spokenDuration)).toEqual([
-      '4 seconds', '2 seconds', '1 second', '90 seconds', '1 minute', '10 minutes', '1 hour', '2 hours', '90 minutes',
+      '4 seconds',
+      '2 seconds',
+      '1 second',
+      '90 seconds',
+      '1 minute',
+      '10 minutes',
+      '1 hour',
+      '2 hours',
+      '90 minutes',
     ])
   })
 })

@@ -17,8 +17,8 @@ const SKIPPED = new Set(['node_modules', 'dist', '.tmp', '.git', 'test-results',
 
 const ATTEMPTS = RETRY_DELAYS_S.length + 1
 const SECONDS = RETRY_DELAYS_S.reduce((sum, delay) => sum + delay, 0)
-const SCHEDULE = `${ATTEMPTS} attempts over ${+(SECONDS / 60).toFixed(1)} minutes `
-  + `(${RETRY_DELAYS_S.slice(0, -1).join(', ')} and ${RETRY_DELAYS_S.at(-1)} s apart)`
+const SCHEDULE =
+  `${ATTEMPTS} attempts over ${+(SECONDS / 60).toFixed(1)} minutes ` + `(${RETRY_DELAYS_S.slice(0, -1).join(', ')} and ${RETRY_DELAYS_S.at(-1)} s apart)`
 
 /**
  * Ways of stating a schedule, in any words; the captured part must be inside the sentence above.
@@ -34,8 +34,10 @@ const STATEMENTS = [
 function misstatements(raw: string): string[] {
   // Markdown wraps its lines: a sentence is one line of text here.
   const text = raw.replace(/\s+/g, ' ')
-  const sanctioned: [number, number][] = [...text.matchAll(new RegExp(SCHEDULE.replace(/[.()]/g, '\\$&'), 'g'))]
-    .map((match) => [match.index!, match.index! + SCHEDULE.length])
+  const sanctioned: [number, number][] = [...text.matchAll(new RegExp(SCHEDULE.replace(/[.()]/g, '\\$&'), 'g'))].map((match) => [
+    match.index!,
+    match.index! + SCHEDULE.length,
+  ])
   const found: string[] = []
   for (const pattern of STATEMENTS) {
     for (const match of text.matchAll(pattern)) {
@@ -77,7 +79,8 @@ describe('the webhook retry schedule', () => {
       'Deliveries are retried for about 12 minutes.',
       `A delivery makes at most ${ATTEMPTS + 1} attempts.`,
       `${SCHEDULE.replace(' apart', ' later')}.`,
-    ]) expect(misstatements(wording), wording).not.toEqual([])
+    ])
+      expect(misstatements(wording), wording).not.toEqual([])
     expect(misstatements(`Retried: ${SCHEDULE}; the list shows every attempt, at most ${ATTEMPTS} attempts.`)).toEqual([])
   })
 

@@ -5,7 +5,6 @@ import type { Trip } from '../../src/domain/trip'
 import type { ModifyRequest } from '../../src/modules/policies/model'
 import { applyScenario, checkScenarioFields } from '../../src/modules/policies/scenarios'
 
-
 const START = '2026-07-01'
 const plus = (date: string, days: number) => fromDayNumber(toDayNumber(date)! + days)
 const trip: Trip = { origin_country: 'IN', destination_country: 'FR', start_date: START, end_date: plus(START, 9) }
@@ -19,7 +18,8 @@ describe('checkScenarioFields', () => {
       { scenario: 'shorten_end_date', new_end_date: plus(START, 3) },
       { scenario: 'correct_destination', destination_country: 'DE' },
       { scenario: 'correct_partner_reference', partner_reference: 'BK-2' },
-    ] as ModifyRequest[]) expect(() => checkScenarioFields(request)).not.toThrow()
+    ] as ModifyRequest[])
+      expect(() => checkScenarioFields(request)).not.toThrow()
   })
 
   test('a date that is not on the calendar is validation_failed', () => {
@@ -49,13 +49,20 @@ describe('extend_end_date', () => {
 
   test('a date not after the current end is scenario_not_applicable', () => {
     for (const date of [trip.end_date, plus(trip.end_date, -1), plus(START, -10)]) {
-      expect(refusal(() => applyScenario(policy, { scenario: 'extend_end_date', new_end_date: date }))).toEqual({ status: 422, code: 'scenario_not_applicable', fields: ['new_end_date'] })
+      expect(refusal(() => applyScenario(policy, { scenario: 'extend_end_date', new_end_date: date }))).toEqual({
+        status: 422,
+        code: 'scenario_not_applicable',
+        fields: ['new_end_date'],
+      })
     }
   })
 
   test('to exactly 180 days after start is allowed; 181 is trip_too_long', () => {
     expect(applyScenario(policy, { scenario: 'extend_end_date', new_end_date: plus(START, 180) }).trip.end_date).toBe(plus(START, 180))
-    expect(refusal(() => applyScenario(policy, { scenario: 'extend_end_date', new_end_date: plus(START, 181) }))).toMatchObject({ status: 422, code: 'trip_too_long' })
+    expect(refusal(() => applyScenario(policy, { scenario: 'extend_end_date', new_end_date: plus(START, 181) }))).toMatchObject({
+      status: 422,
+      code: 'trip_too_long',
+    })
   })
 })
 
@@ -90,7 +97,10 @@ describe('correct_destination', () => {
   })
 
   test('the current destination is scenario_not_applicable', () => {
-    expect(refusal(() => applyScenario(policy, { scenario: 'correct_destination', destination_country: 'FR' }))).toMatchObject({ code: 'scenario_not_applicable', fields: ['destination_country'] })
+    expect(refusal(() => applyScenario(policy, { scenario: 'correct_destination', destination_country: 'FR' }))).toMatchObject({
+      code: 'scenario_not_applicable',
+      fields: ['destination_country'],
+    })
   })
 })
 
@@ -108,6 +118,9 @@ describe('correct_partner_reference', () => {
   })
 
   test('the same reference is scenario_not_applicable', () => {
-    expect(refusal(() => applyScenario(policy, { scenario: 'correct_partner_reference', partner_reference: 'BK-1' }))).toMatchObject({ code: 'scenario_not_applicable', fields: ['partner_reference'] })
+    expect(refusal(() => applyScenario(policy, { scenario: 'correct_partner_reference', partner_reference: 'BK-1' }))).toMatchObject({
+      code: 'scenario_not_applicable',
+      fields: ['partner_reference'],
+    })
   })
 })

@@ -44,8 +44,8 @@ function operationsOf(document: any): Operation[] {
       const operation = resolved(document, raw)
       const json = resolved(document, resolved(document, operation.requestBody)?.content?.['application/json'])
       if (!json) continue
-      const examples = json.example !== undefined ? [json.example]
-        : Object.values<Json>(json.examples ?? {}).map((example) => resolved(document, example).value)
+      const examples =
+        json.example !== undefined ? [json.example] : Object.values<Json>(json.examples ?? {}).map((example) => resolved(document, example).value)
       if (examples.length === 0) continue
       const success = resolved(document, resolved(document, operation.responses?.['200'])?.content?.['application/json'])
       operations.push({
@@ -65,7 +65,19 @@ function operationsOf(document: any): Operation[] {
 // ---------------------------------------------------------------------------------------------
 // Fields with bounds
 
-const BOUNDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'pattern', 'enum', 'const'] as const
+const BOUNDS = [
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'pattern',
+  'enum',
+  'const',
+] as const
 
 interface Field {
   operation: Operation
@@ -100,7 +112,12 @@ function fits(document: Json, node: Json, value: any): boolean {
 const valueAt = (value: any, pointer: Path) => pointer.reduce((node, key) => node?.[key], value)
 
 /** Every schema within a body schema, with where it sits and the union members on the way to it. */
-function* shapes(document: Json, node: Json, pointer: Path = [], members: { pointer: Path; member: Json }[] = []): Generator<{ schema: Schema; pointer: Path; members: { pointer: Path; member: Json }[] }> {
+function* shapes(
+  document: Json,
+  node: Json,
+  pointer: Path = [],
+  members: { pointer: Path; member: Json }[] = [],
+): Generator<{ schema: Schema; pointer: Path; members: { pointer: Path; member: Json }[] }> {
   if (pointer.length > 16) throw new Error(`body schema deeper than 16 levels at ${pointer.join('/')}`)
   const schema = resolved(document, node)
   yield { schema, pointer, members }
@@ -124,14 +141,17 @@ function fieldsOf(document: Json, operations: Operation[]): { fields: Field[]; p
   for (const operation of operations) {
     for (const parameter of operation.parameters) {
       const schema = resolved(document, parameter.schema ?? {})
-      if (parameter.in === 'header' && bounded(schema)) fields.push({ operation, in: 'header', name: parameter.name, pointer: [], schema, body: operation.examples[0]! })
+      if (parameter.in === 'header' && bounded(schema))
+        fields.push({ operation, in: 'header', name: parameter.name, pointer: [], schema, body: operation.examples[0]! })
     }
     if (!operation.body) continue
     for (const { schema, pointer, members } of shapes(document, operation.body)) {
       const name = pathName(pointer)
       if (!bounded(schema) && !DOMAIN_BOUNDS.some((bound) => bound.field === name)) continue
       // The example of the union members on the way: modify's `destination_country` is probed in its own scenario's.
-      const body = operation.examples.find((example) => members.every(({ pointer: at, member }) => valueAt(example, at) === undefined || fits(document, member, valueAt(example, at))))
+      const body = operation.examples.find((example) =>
+        members.every(({ pointer: at, member }) => valueAt(example, at) === undefined || fits(document, member, valueAt(example, at))),
+      )
       if (body === undefined) problems.push(`${operation.key}: no example request has the shape that holds ${name}`)
       else fields.push({ operation, in: 'body', name, pointer, schema, body })
     }
@@ -143,7 +163,11 @@ function fieldsOf(document: Json, operations: Operation[]): { fields: Field[]; p
 // Patterns: the values on their edges, and just past them
 
 /** A class of characters (a literal is a class of one) repeated min to max times. */
-interface Atom { ranges: [number, number][]; min: number; max: number }
+interface Atom {
+  ranges: [number, number][]
+  min: number
+  max: number
+}
 
 /**
  * The alternatives of a pattern of the forms the document uses: `^…$` or `^(?:…|…)$`, each a run of
@@ -163,7 +187,7 @@ function alternatives(pattern: string): Atom[][] {
   const result: Atom[][] = [[]]
   const code = (char: string) => char.codePointAt(0)!
   const ESCAPES: Record<string, [number, number][]> = { d: [[48, 57]] }
-  for (let at = 0; at < body.length;) {
+  for (let at = 0; at < body.length; ) {
     const char = body[at]!
     let ranges: [number, number][]
     if (char === '|') {
@@ -197,8 +221,14 @@ function alternatives(pattern: string): Atom[][] {
     const quantifier = /^(?:\{(\d+)(,(\d*))?\}|[?+*])/.exec(body.slice(at))
     if (quantifier) {
       const [text, low, comma, high] = quantifier
-      ;[min, max] = text === '?' ? [0, 1] : text === '+' ? [1, Infinity] : text === '*' ? [0, Infinity]
-        : [Number(low), comma === undefined ? Number(low) : high === '' ? Infinity : Number(high)]
+      ;[min, max] =
+        text === '?'
+          ? [0, 1]
+          : text === '+'
+            ? [1, Infinity]
+            : text === '*'
+              ? [0, Infinity]
+              : [Number(low), comma === undefined ? Number(low) : high === '' ? Infinity : Number(high)]
       at += text.length
     }
     result.at(-1)!.push({ ranges, min, max })
@@ -224,8 +254,10 @@ function patternProbes(pattern: string, base: unknown): { edges: string[]; past:
   const past = new Set<string>()
   for (const atoms of alternatives(pattern)) {
     const spans = new RegExp(`^${atoms.map((atom) => `(${classSource(atom)}{${atom.min},${atom.max === Infinity ? '' : atom.max}})`).join('')}$`, 'du')
-    const instance = typeof base === 'string' && spans.test(base) ? base
-      : atoms.map((atom) => charOf(atom.ranges[0]![0]).repeat(Math.min(atom.max, Math.max(atom.min, 3)))).join('')
+    const instance =
+      typeof base === 'string' && spans.test(base)
+        ? base
+        : atoms.map((atom) => charOf(atom.ranges[0]![0]).repeat(Math.min(atom.max, Math.max(atom.min, 3)))).join('')
     const indices = spans.exec(instance)!.indices!
     atoms.forEach((atom, index) => {
       const [start, end] = indices[index + 1]!
@@ -264,7 +296,7 @@ const NARROWED: Record<string, { codes: string[]; why: string; named?: string }>
   'trip.destination_country': { codes: ['validation_failed'], why: 'an assigned country code' },
   // An extension's trip_too_long names the policy's trip.end_date (test/http/validation.spec.ts).
   new_end_date: { codes: ['validation_failed', 'scenario_not_applicable', 'trip_too_long'], why: 'a real date that fits the scenario', named: 'trip.end_date' },
-  destination_country: { codes: ['validation_failed', 'scenario_not_applicable'], why: 'another assigned country, inside the plan\'s cover' },
+  destination_country: { codes: ['validation_failed', 'scenario_not_applicable'], why: "another assigned country, inside the plan's cover" },
   currency: { codes: ['unsupported_currency'], why: 'a currency of the catalogue' },
   after: { codes: ['validation_failed'], why: 'the id of an event of this session' },
 }
@@ -274,10 +306,25 @@ const NARROWED: Record<string, { codes: string[]; why: string; named?: string }>
  * reason of its own (the bound's field is not the problem).
  */
 const ANSWERED_OTHERWISE: { operation: string; field: string; matches: (value: any) => boolean; code: string; why: string }[] = [
-  { operation: 'POST /api/sandbox/policy/new', field: 'plan_id', matches: () => true, code: 'plan_not_found', why: 'no search returned a plan_id of that length' },
-  { operation: 'POST /api/sandbox/policy/new', field: 'expected_premium', matches: (value) => value === 0, code: 'price_changed', why: 'the premium at bind is not 0' },
   {
-    operation: 'POST /api/sandbox/policy/new', field: 'travellers[0].age', matches: (age) => age > OLDEST_COVERED, code: 'plan_not_found',
+    operation: 'POST /api/sandbox/policy/new',
+    field: 'plan_id',
+    matches: () => true,
+    code: 'plan_not_found',
+    why: 'no search returned a plan_id of that length',
+  },
+  {
+    operation: 'POST /api/sandbox/policy/new',
+    field: 'expected_premium',
+    matches: (value) => value === 0,
+    code: 'price_changed',
+    why: 'the premium at bind is not 0',
+  },
+  {
+    operation: 'POST /api/sandbox/policy/new',
+    field: 'travellers[0].age',
+    matches: (age) => age > OLDEST_COVERED,
+    code: 'plan_not_found',
     why: 'no plan covers that age, so the search before it returned no plan_id to issue',
   },
 ]
@@ -311,16 +358,25 @@ const DOMAIN_BOUNDS: {
   probes: (value: any, earlier: (pointer: Path) => any) => { on: Json; past: Json }
 }[] = [
   {
-    field: 'travellers', code: 'too_many_travellers', detail: 'travellers', stated: /\b1 to 6\b/,
+    field: 'travellers',
+    code: 'too_many_travellers',
+    detail: 'travellers',
+    stated: /\b1 to 6\b/,
     probes: (travellers) => ({ on: resize(travellers, 6), past: resize(travellers, 7) }),
   },
   {
-    field: 'trip', code: 'trip_too_long', detail: 'trip.end_date', stated: /\b180 days after\b/,
+    field: 'trip',
+    code: 'trip_too_long',
+    detail: 'trip.end_date',
+    stated: /\b180 days after\b/,
     probes: (trip) => ({ on: { ...trip, end_date: day(trip.start_date, 180) }, past: { ...trip, end_date: day(trip.start_date, 181) } }),
   },
   {
     // An extension past 180 days from the policy's start; the refusal names the policy's trip.end_date (test/http/validation.spec.ts).
-    field: 'new_end_date', code: 'trip_too_long', detail: 'trip.end_date', when: (body) => body.scenario === 'extend_end_date',
+    field: 'new_end_date',
+    code: 'trip_too_long',
+    detail: 'trip.end_date',
+    when: (body) => body.scenario === 'extend_end_date',
     probes: (_date, earlier) => ({ on: day(earlier(['trip', 'start_date']), 180), past: day(earlier(['trip', 'start_date']), 181) }),
   },
 ]
@@ -354,7 +410,7 @@ function resize<T extends string | Json[]>(value: T, length: number): T {
 function nextNumber(value: number, up: boolean): number {
   if (value === 0) return up ? Number.MIN_VALUE : -Number.MIN_VALUE
   const bits = new Float64Array([value])
-  new BigInt64Array(bits.buffer)[0]! += (value > 0) === up ? 1n : -1n
+  new BigInt64Array(bits.buffer)[0]! += value > 0 === up ? 1n : -1n
   return bits[0]!
 }
 
@@ -370,7 +426,8 @@ function carriable(value: string): string | null {
 /** The values every operation gives a header's enum, to probe each operation with the others' (a code it cannot answer). */
 function headerValues(fields: Field[]): Map<string, Set<Json>> {
   const values = new Map<string, Set<Json>>()
-  for (const field of fields) if (field.in === 'header' && field.schema.enum) values.set(field.name, new Set([...(values.get(field.name) ?? []), ...field.schema.enum]))
+  for (const field of fields)
+    if (field.in === 'header' && field.schema.enum) values.set(field.name, new Set([...(values.get(field.name) ?? []), ...field.schema.enum]))
   return values
 }
 
@@ -382,7 +439,7 @@ function probesOf(field: Field, elsewhere: Map<string, Set<Json>>, earlier: (poi
   const add = (bound: string, value: Json, past: boolean, extra: Partial<Probe> = {}) => {
     if (field.in === 'header' && (typeof value !== 'string' || carriable(value) === null)) return
     const otherwise = ANSWERED_OTHERWISE.find((entry) => entry.operation === field.operation.key && entry.field === field.name && entry.matches(value))
-    probes.push({ field, bound, value, past, code: past ? refusal(bound) : otherwise?.code ?? null, named: [field.name], ...extra })
+    probes.push({ field, bound, value, past, code: past ? refusal(bound) : (otherwise?.code ?? null), named: [field.name], ...extra })
   }
   // Headers are text: a number's bound is probed in its digits.
   const number = (value: number): Json => (field.in === 'header' ? String(value) : value)
@@ -390,8 +447,10 @@ function probesOf(field: Field, elsewhere: Map<string, Set<Json>>, earlier: (poi
   const step = (value: number, up: boolean) => (integer ? value + (up ? 1 : -1) : nextNumber(value, up))
   if (typeof schema.minimum === 'number') add('minimum', number(schema.minimum), false), add('minimum', number(step(schema.minimum, false)), true)
   if (typeof schema.maximum === 'number') add('maximum', number(schema.maximum), false), add('maximum', number(step(schema.maximum, true)), true)
-  if (typeof schema.exclusiveMinimum === 'number') add('exclusiveMinimum', number(step(schema.exclusiveMinimum, true)), false), add('exclusiveMinimum', number(schema.exclusiveMinimum), true)
-  if (typeof schema.exclusiveMaximum === 'number') add('exclusiveMaximum', number(step(schema.exclusiveMaximum, false)), false), add('exclusiveMaximum', number(schema.exclusiveMaximum), true)
+  if (typeof schema.exclusiveMinimum === 'number')
+    add('exclusiveMinimum', number(step(schema.exclusiveMinimum, true)), false), add('exclusiveMinimum', number(schema.exclusiveMinimum), true)
+  if (typeof schema.exclusiveMaximum === 'number')
+    add('exclusiveMaximum', number(step(schema.exclusiveMaximum, false)), false), add('exclusiveMaximum', number(schema.exclusiveMaximum), true)
   const text = typeof base === 'string' ? base : schema.pattern ? patternProbes(schema.pattern, undefined).edges[0]! : 'a'
   if (typeof schema.minLength === 'number') {
     add('minLength', resize(text, schema.minLength), false)
@@ -407,7 +466,7 @@ function probesOf(field: Field, elsewhere: Map<string, Set<Json>>, earlier: (poi
   if (typeof schema.pattern === 'string') {
     const { edges, past } = patternProbes(schema.pattern, base)
     const narrowed = field.in === 'body' ? NARROWED[field.name] : undefined
-    for (const edge of edges) add('pattern', edge, false, narrowed && { narrowed, named: [field.name, ...narrowed.named ? [narrowed.named] : []] })
+    for (const edge of edges) add('pattern', edge, false, narrowed && { narrowed, named: [field.name, ...(narrowed.named ? [narrowed.named] : [])] })
     for (const value of past) add('pattern', value, true)
   }
   const allowed: Json[] | undefined = schema.enum ?? ('const' in schema ? [schema.const] : undefined)
@@ -415,17 +474,22 @@ function probesOf(field: Field, elsewhere: Map<string, Set<Json>>, earlier: (poi
     const keyword = schema.enum ? 'enum' : 'const'
     const answers = HEADER_VALUE_ANSWERS[field.name]
     for (const value of allowed) {
-      if (field.in === 'header' && answers && typeof value === 'string') probes.push({ field, bound: keyword, value, past: false, code: answers(value), named: [] })
+      if (field.in === 'header' && answers && typeof value === 'string')
+        probes.push({ field, bound: keyword, value, past: false, code: answers(value), named: [] })
       else add(keyword, value, false)
     }
     // Near misses: another case, and the values this header takes on other operations.
     const near = allowed.flatMap((value) => (typeof value === 'string' ? [value.toUpperCase(), value.toLowerCase()] : []))
-    for (const value of new Set([...near, ...(field.in === 'header' ? elsewhere.get(field.name) ?? [] : [])])) if (!allowed.includes(value)) add(keyword, value, true)
+    for (const value of new Set([...near, ...(field.in === 'header' ? (elsewhere.get(field.name) ?? []) : [])]))
+      if (!allowed.includes(value)) add(keyword, value, true)
   }
   for (const bound of DOMAIN_BOUNDS) {
     if (bound.field !== field.name || (bound.when && !bound.when(field.body))) continue
     const { on, past } = bound.probes(base, earlier)
-    probes.push({ field, bound: bound.code, value: on, past: false, code: null, named: [] }, { field, bound: bound.code, value: past, past: true, code: bound.code, named: [bound.detail] })
+    probes.push(
+      { field, bound: bound.code, value: on, past: false, code: null, named: [] },
+      { field, bound: bound.code, value: past, past: true, code: bound.code, named: [bound.detail] },
+    )
   }
   return probes
 }
@@ -433,7 +497,10 @@ function probesOf(field: Field, elsewhere: Map<string, Set<Json>>, earlier: (poi
 // ---------------------------------------------------------------------------------------------
 // Running a probe: the flow up to its operation, in a session of its own
 
-interface Answer { status: number; body: any }
+interface Answer {
+  status: number
+  body: any
+}
 
 /** Where each path parameter's value comes from (the document's introduction says so in words). */
 const PATH_VALUES: Record<string, (answers: Map<string, Answer>) => string> = {
@@ -444,7 +511,8 @@ const PATH_VALUES: Record<string, (answers: Map<string, Answer>) => string> = {
 /** The string leaves of a value, with their pointers. */
 function* leaves(value: Json, pointer: Path = []): Generator<[Path, string]> {
   if (typeof value === 'string') yield [pointer, value]
-  else if (value && typeof value === 'object') for (const [key, inner] of Object.entries(value)) yield* leaves(inner, [...pointer, Array.isArray(value) ? Number(key) : key])
+  else if (value && typeof value === 'object')
+    for (const [key, inner] of Object.entries(value)) yield* leaves(inner, [...pointer, Array.isArray(value) ? Number(key) : key])
 }
 
 function setAt(value: Json, pointer: Path, replacement: Json): Json {
@@ -486,12 +554,14 @@ async function runProbe(app: ReturnType<typeof inProcessApp>['app'], flow: Opera
     })
     // Aborted from the start: a Sandbox-Delay-Ms accepted is not waited for (http/delay.ts ends the wait when the client leaves).
     const signal = AbortSignal.abort()
-    const response = await app.handle(new Request(`http://localhost${path}`, {
-      method: operation.method,
-      headers: { 'content-type': 'application/json', ...(cookie && { cookie: `sbx_session=${cookie}` }), ...headers },
-      body: JSON.stringify(body),
-      signal,
-    }))
+    const response = await app.handle(
+      new Request(`http://localhost${path}`, {
+        method: operation.method,
+        headers: { 'content-type': 'application/json', ...(cookie && { cookie: `sbx_session=${cookie}` }), ...headers },
+        body: JSON.stringify(body),
+        signal,
+      }),
+    )
     for (const line of response.headers.getSetCookie()) cookie = /^sbx_session=([^;]*)/.exec(line)?.[1] ?? cookie
     const json = response.headers.get('content-type')?.includes('application/json')
     return { status: response.status, body: json ? await response.json() : (await response.arrayBuffer(), null) }
@@ -499,8 +569,10 @@ async function runProbe(app: ReturnType<typeof inProcessApp>['app'], flow: Opera
   // On the bound, the same value goes to the earlier calls that sent what the probed one sends (the search the issue names);
   // not a narrowed edge, which the earlier call may refuse as well.
   const sent = valueAt(field.body, field.pointer)
-  const coupled = (body: Json) => (field.in === 'body' && !probe.past && !probe.narrowed && sent !== undefined && Bun.deepEquals(valueAt(body, field.pointer), sent)
-    ? setAt(body, field.pointer, probe.value) : body)
+  const coupled = (body: Json) =>
+    field.in === 'body' && !probe.past && !probe.narrowed && sent !== undefined && Bun.deepEquals(valueAt(body, field.pointer), sent)
+      ? setAt(body, field.pointer, probe.value)
+      : body
   for (const operation of flow.slice(0, flow.indexOf(field.operation))) {
     const answer = await send(operation, coupled(carried(operation.examples[0]!, earlier)), {})
     if (answer.status !== 200) throw new Error(`the flow stopped at ${operation.key}: ${answer.status} ${answer.body?.error?.code}`)
@@ -520,9 +592,16 @@ function mismatch(probe: Probe, answer: Answer): string | null {
   const names = (error?.details ?? []).some((detail: { field: string }) => probe.named.includes(detail.field))
   const got = `${answer.status} ${error?.code ?? ''} ${JSON.stringify(error?.details ?? '')}`
   const what = `${field.operation.key} ${field.in} ${field.name} ${probe.bound} ${probe.past ? 'past' : 'on'} ${JSON.stringify(probe.value).slice(0, 80)}`
-  if (probe.past) return answer.status === 422 && error?.code === probe.code && names ? null : `${what}: refused with ${probe.code} naming the field expected, got ${got}`
-  if (probe.narrowed && answer.status === 422 && probe.narrowed.codes.includes(error.code) && names
-    && error.details.every((detail: { issue: string }) => detail.issue !== field.schema['x-issue'])) return null
+  if (probe.past)
+    return answer.status === 422 && error?.code === probe.code && names ? null : `${what}: refused with ${probe.code} naming the field expected, got ${got}`
+  if (
+    probe.narrowed &&
+    answer.status === 422 &&
+    probe.narrowed.codes.includes(error.code) &&
+    names &&
+    error.details.every((detail: { issue: string }) => detail.issue !== field.schema['x-issue'])
+  )
+    return null
   if (probe.code === null) return answer.status === 200 ? null : `${what}: accepted (200) expected, got ${got}`
   return error?.code === probe.code ? null : `${what}: ${probe.code} expected, got ${got}`
 }
@@ -531,9 +610,11 @@ function mismatch(probe: Probe, answer: Answer): string | null {
 async function inParallel<T, R>(items: T[], width: number, run: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = []
   let next = 0
-  await Promise.all(Array.from({ length: width }, async () => {
-    for (let index = next++; index < items.length; index = next++) results[index] = await run(items[index]!)
-  }))
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let index = next++; index < items.length; index = next++) results[index] = await run(items[index]!)
+    }),
+  )
   return results
 }
 
@@ -547,7 +628,10 @@ const elsewhere = headerValues(fields)
 
 /** A value the flow's earlier requests sent at `pointer` (a policy's start date for its modify). */
 const earlierValue = (operation: Operation) => (pointer: Path) =>
-  flow.slice(0, flow.indexOf(operation)).map((earlier) => valueAt(earlier.examples[0], pointer)).find((value) => value !== undefined)
+  flow
+    .slice(0, flow.indexOf(operation))
+    .map((earlier) => valueAt(earlier.examples[0], pointer))
+    .find((value) => value !== undefined)
 
 /** The document with every `$ref` replaced by what it names: the shape before `components`. */
 function inlined(document: Json, node: Json = document, depth = 0): Json {
@@ -565,11 +649,14 @@ describe('the probes', () => {
     expect(JSON.stringify(plain)).not.toContain('"$ref"')
   })
 
-  test('every operation of the flow has its headers probed, and the models\' bounded fields are found', () => {
+  test("every operation of the flow has its headers probed, and the models' bounded fields are found", () => {
     expect(problems).toEqual([])
     // No operation with a request body is left out for want of an example.
     const withBodies = Object.entries<any>(resolved(served, (served as any).paths)).flatMap(([path, item]) =>
-      Object.entries<any>(resolved(served, item)).filter(([, operation]) => resolved(served, operation).requestBody).map(([method]) => `${method.toUpperCase()} ${path}`))
+      Object.entries<any>(resolved(served, item))
+        .filter(([, operation]) => resolved(served, operation).requestBody)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    )
     expect(flow.map((operation) => operation.key)).toEqual(withBodies)
     expect(flow.length).toBeGreaterThan(0)
     for (const operation of flow) {
@@ -578,21 +665,32 @@ describe('the probes', () => {
     }
     const found = new Set(fields.map((field) => `${field.operation.key} ${field.name}`))
     for (const name of [
-      'POST /api/sandbox/session lifetime_minutes', 'POST /api/sandbox/plans/search travellers[0].age', 'POST /api/sandbox/plans/search currency',
-      'POST /api/sandbox/policy/new Idempotency-Key', 'POST /api/sandbox/policy/new partner_reference', 'POST /api/sandbox/policy/new expected_premium',
-      'POST /api/sandbox/policy/{policy_ref}/modify destination_country', 'POST /api/sandbox/webhook url', 'POST /api/sandbox/events limit',
-    ]) expect(found, name).toContain(name)
+      'POST /api/sandbox/session lifetime_minutes',
+      'POST /api/sandbox/plans/search travellers[0].age',
+      'POST /api/sandbox/plans/search currency',
+      'POST /api/sandbox/policy/new Idempotency-Key',
+      'POST /api/sandbox/policy/new partner_reference',
+      'POST /api/sandbox/policy/new expected_premium',
+      'POST /api/sandbox/policy/{policy_ref}/modify destination_country',
+      'POST /api/sandbox/webhook url',
+      'POST /api/sandbox/events limit',
+    ])
+      expect(found, name).toContain(name)
     // A limit no keyword can state is stated in words.
     for (const bound of DOMAIN_BOUNDS.filter((entry) => entry.stated)) {
-      for (const field of fields.filter((candidate) => candidate.name === bound.field)) expect(field.schema.description, `${field.operation.key} ${bound.field}`).toMatch(bound.stated!)
+      for (const field of fields.filter((candidate) => candidate.name === bound.field))
+        expect(field.schema.description, `${field.operation.key} ${bound.field}`).toMatch(bound.stated!)
     }
     // Each explicit rule names a field the document has, so that a renamed field does not leave it silently unused.
     for (const name of [...Object.keys(NARROWED), ...DOMAIN_BOUNDS.map((bound) => bound.field), ...ANSWERED_OTHERWISE.map((entry) => entry.field)]) {
-      expect(fields.some((field) => field.name === name), name).toBe(true)
+      expect(
+        fields.some((field) => field.name === name),
+        name,
+      ).toBe(true)
     }
   })
 
-  test('a pattern\'s edges and the values just past them', () => {
+  test("a pattern's edges and the values just past them", () => {
     const { edges, past } = patternProbes('^(?:[0-9]{1,4}|0[0-9]{4}|10000)$', undefined)
     expect(edges.sort()).toEqual(['0', '0000', '00000', '09999', '10000', '9', '9999'])
     expect(past).toEqual(expect.arrayContaining(['', '000000', '10001', '20000', '0/0', '0:0']))
@@ -607,7 +705,7 @@ describe('the probes', () => {
   })
 })
 
-describe('every bound the document states on a request is the server\'s', () => {
+describe("every bound the document states on a request is the server's", () => {
   for (const operation of flow) {
     const probes = fields.filter((field) => field.operation === operation).flatMap((field) => probesOf(field, elsewhere, earlierValue(operation)))
     test(`${operation.key}: accepted on each bound, refused just past it, naming the field (${probes.length} probes)`, async () => {

@@ -58,7 +58,10 @@ describe('a reference not found in a session the call opened', () => {
     const answers = [
       [await sandbox.call('policy/new', issueBody()), 'plan_not_found'],
       [await sandbox.call(UNKNOWN_POLICY), 'policy_not_found'],
-      [await sandbox.call('policy/pol_sbx_00000000000000000000/modify', { scenario: 'correct_partner_reference', partner_reference: 'BK-1' }), 'policy_not_found'],
+      [
+        await sandbox.call('policy/pol_sbx_00000000000000000000/modify', { scenario: 'correct_partner_reference', partner_reference: 'BK-1' }),
+        'policy_not_found',
+      ],
       [await sandbox.call(UNKNOWN_EVENT), 'event_not_found'],
     ] as const
     for (const [answer, code] of answers) {
@@ -91,9 +94,18 @@ describe('a reference not found in a session the call opened', () => {
   test('with the cookie of a live session that lacks the reference: the usual answer, no hint', async () => {
     const sandbox = inProcessApp()
     const token = (await sandbox.call('session')).cookie!
-    const answers = [await sandbox.call('policy/new', issueBody(), { cookie: token }), await sandbox.call(UNKNOWN_POLICY, undefined, { cookie: token }), await sandbox.call(UNKNOWN_EVENT, undefined, { cookie: token })]
+    const answers = [
+      await sandbox.call('policy/new', issueBody(), { cookie: token }),
+      await sandbox.call(UNKNOWN_POLICY, undefined, { cookie: token }),
+      await sandbox.call(UNKNOWN_EVENT, undefined, { cookie: token }),
+    ]
     expect(answers.map((answer) => [answer.status, answer.body.error.message, answer.body.error.details, answer.cookie])).toEqual([
-      [404, 'No plan search in this session returned this plan_id.', [{ field: 'plan_id', issue: 'was not returned by a plan search in this session' }], undefined],
+      [
+        404,
+        'No plan search in this session returned this plan_id.',
+        [{ field: 'plan_id', issue: 'was not returned by a plan search in this session' }],
+        undefined,
+      ],
       [404, 'No policy with this policy_ref exists in this session.', undefined, undefined],
       [404, 'No event with this id exists in this session.', undefined, undefined],
     ])

@@ -104,8 +104,11 @@ for (const name of ['sqlite', 'postgres'] as const) {
     test('120 concurrent admissions on one network through two storages (one on SQLite) admit exactly the limit', async () => {
       const engine = await freshEngine(name)
       const [a, b] = await engine.pair()
-      const admissions = await Promise.all(Array.from({ length: 120 }, (_, index) =>
-        (index % 2 ? a : b).admit({ tokenHash: null, network: 'n:198.18.0.1', now: T0 + index, create: () => session(index) })))
+      const admissions = await Promise.all(
+        Array.from({ length: 120 }, (_, index) =>
+          (index % 2 ? a : b).admit({ tokenHash: null, network: 'n:198.18.0.1', now: T0 + index, create: () => session(index) }),
+        ),
+      )
       const admitted = admissions.filter((admission) => admission.kind === 'admitted')
       expect(admitted).toHaveLength(LIMIT)
       // Each admitted call opened its own session; a refused one opened none and counted nothing.
@@ -136,10 +139,12 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const engine = await freshEngine(name)
       const storage = await engine.open()
       const id = await admittedSession(storage, 'n:198.18.0.4')
-      await expect(storage.transaction(async (stores) => {
-        await stores.idempotency.save(id, 'k'.repeat(64), 'print', { ok: true }, T0)
-        throw new Error('the answer could not be made')
-      })).rejects.toThrow('could not be made')
+      await expect(
+        storage.transaction(async (stores) => {
+          await stores.idempotency.save(id, 'k'.repeat(64), 'print', { ok: true }, T0)
+          throw new Error('the answer could not be made')
+        }),
+      ).rejects.toThrow('could not be made')
       expect(await engine.count('idempotency')).toBe(0)
       expect(await storage.sessions.isLive(id, T0 + 1)).toBe(true)
       expect((await storage.sweep(T0 + TTL_MS)).sessionsPurged).toBe(1)
@@ -165,7 +170,17 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const storage = await engine.open()
       const id = await admittedSession(storage, 'n:198.18.0.7')
       const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2030-02-01', end_date: '2030-02-05' }
-      const quote = (planId: string) => ({ planId, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: { plan_id: planId }, premiumMinor: 100, source: 'simulation' as const, upstreamRef: null })
+      const quote = (planId: string) => ({
+        planId,
+        product: 'intl_standard',
+        trip,
+        ages: [30],
+        currency: 'INR',
+        plan: { plan_id: planId },
+        premiumMinor: 100,
+        source: 'simulation' as const,
+        upstreamRef: null,
+      })
       expect(await storage.quotes.record(id, [quote('plan_a'), quote('plan_b')], T0 + 1)).toBe(true)
       expect(await storage.quotes.find(id, 'plan_a')).toEqual(quote('plan_a'))
       expect(await storage.quotes.unsaved(id, [quote('plan_a'), quote('plan_c')])).toEqual([quote('plan_c')])
@@ -201,11 +216,15 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const [a, b] = await engine.pair()
       const id = await admittedSession(a, 'n:198.18.0.5')
       const key = 'f'.repeat(64)
-      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, index) => (index % 2 ? a : b).transaction(async (stores) => {
-        if (await stores.idempotency.find(id, key)) return 'replayed'
-        await stores.idempotency.save(id, key, 'print', { index }, T0)
-        return 'committed'
-      })))
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          (index % 2 ? a : b).transaction(async (stores) => {
+            if (await stores.idempotency.find(id, key)) return 'replayed'
+            await stores.idempotency.save(id, key, 'print', { index }, T0)
+            return 'committed'
+          }),
+        ),
+      )
       expect(outcomes.filter((outcome) => outcome === 'committed')).toHaveLength(1)
       expect(await engine.count('idempotency')).toBe(1)
       await Promise.all([...new Set([a, b])].map((storage) => storage.close()))
@@ -222,7 +241,8 @@ for (const name of ['sqlite', 'postgres'] as const) {
       await a.transaction(async (stores) => {
         for (const id of ids) await stores.webhooks.set(id, { url: `http://hooks.example/${id}`, secret: 'whsec_x' }, T0)
         // Session 0 has a backlog of 5, due first; sessions 1 and 2 one each, due later.
-        for (let index = 0; index < 5; index++) await stores.events.append({ ref: `evt_s0_${index}`, sessionId: ids[0]!, type: 'webhook.test', at: T0 + index, body: '{}' })
+        for (let index = 0; index < 5; index++)
+          await stores.events.append({ ref: `evt_s0_${index}`, sessionId: ids[0]!, type: 'webhook.test', at: T0 + index, body: '{}' })
         await stores.events.append({ ref: 'evt_s1', sessionId: ids[1]!, type: 'webhook.test', at: T0 + 10, body: '{}' })
         await stores.events.append({ ref: 'evt_s2', sessionId: ids[2]!, type: 'webhook.test', at: T0 + 11, body: '{}' })
       })
@@ -232,7 +252,10 @@ for (const name of ['sqlite', 'postgres'] as const) {
       expect(refs(await a.claimDeliveries(now, 10_000, { limit: 10, perSession: 2, skip: [ids[2]!] }))).toEqual(['evt_s0_0', 'evt_s0_1', 'evt_s1'])
       expect(refs(await a.claimDeliveries(now, 10_000, { limit: 1, perSession: 2, skip: [] }))).toEqual(['evt_s0_2'])
       // What is left is claimed once, whichever storage claims it.
-      const [one, two] = await Promise.all([b.claimDeliveries(now, 10_000, { limit: 10, perSession: 5, skip: [] }), a.claimDeliveries(now, 10_000, { limit: 10, perSession: 5, skip: [] })])
+      const [one, two] = await Promise.all([
+        b.claimDeliveries(now, 10_000, { limit: 10, perSession: 5, skip: [] }),
+        a.claimDeliveries(now, 10_000, { limit: 10, perSession: 5, skip: [] }),
+      ])
       expect([...refs(one), ...refs(two)].sort()).toEqual(['evt_s0_3', 'evt_s0_4', 'evt_s2'])
       expect(one.find((delivery) => delivery.ref === 'evt_s2')?.sessionId ?? two.find((delivery) => delivery.ref === 'evt_s2')?.sessionId).toBe(ids[2])
       await Promise.all([...new Set([a, b])].map((storage) => storage.close()))
@@ -243,19 +266,42 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const [a, b] = await engine.pair()
       const sessionId = await admittedSession(a, 'n:198.18.0.6')
       const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2030-02-01', end_date: '2030-02-05' }
-      const policy = await a.transaction((stores) => stores.policies.insert({
-        sessionId, ref: 'pol_sbx_00000000000000000001', svcInsuranceId: 'svc_sbx_1', planId: 'plan_x', product: 'intl_standard', status: 'issued',
-        trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR', premiumMinor: 100,
-        createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null, documentReadyAt: T0, cancellation: null,
-      }))
-      const sequences = await Promise.all(Array.from({ length: 16 }, (_, index) => (index % 2 ? a : b).transaction(async (stores) => {
-        // As a correction does: the policy held, its history numbers the next endorsement.
-        const current = (await stores.policies.find(sessionId, policy.ref))!
-        const sequence = (await stores.policies.endorsements(current.id)).length + 1
-        await stores.policies.endorse({ ...current, status: 'endorsed', premiumMinor: current.premiumMinor + 1 },
-          { scenario: 'correct_partner_reference', changes: {}, premiumChangeMinor: 1, createdAt: T0 }, sequence)
-        return sequence
-      })))
+      const policy = await a.transaction((stores) =>
+        stores.policies.insert({
+          sessionId,
+          ref: 'pol_sbx_00000000000000000001',
+          svcInsuranceId: 'svc_sbx_1',
+          planId: 'plan_x',
+          product: 'intl_standard',
+          status: 'issued',
+          trip,
+          travellers: [{ traveller_ref: 't', age: 30 }],
+          partnerReference: null,
+          currency: 'INR',
+          premiumMinor: 100,
+          createdAt: T0,
+          updatedAt: T0,
+          source: 'simulation',
+          upstreamRef: null,
+          documentReadyAt: T0,
+          cancellation: null,
+        }),
+      )
+      const sequences = await Promise.all(
+        Array.from({ length: 16 }, (_, index) =>
+          (index % 2 ? a : b).transaction(async (stores) => {
+            // As a correction does: the policy held, its history numbers the next endorsement.
+            const current = (await stores.policies.find(sessionId, policy.ref))!
+            const sequence = (await stores.policies.endorsements(current.id)).length + 1
+            await stores.policies.endorse(
+              { ...current, status: 'endorsed', premiumMinor: current.premiumMinor + 1 },
+              { scenario: 'correct_partner_reference', changes: {}, premiumChangeMinor: 1, createdAt: T0 },
+              sequence,
+            )
+            return sequence
+          }),
+        ),
+      )
       expect(sequences.sort((x, y) => x - y)).toEqual(Array.from({ length: 16 }, (_, index) => index + 1))
       // No correction was lost: each one read the premium the one before it wrote.
       expect((await a.policies.find(sessionId, policy.ref))!.premiumMinor).toBe(116)

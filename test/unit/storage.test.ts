@@ -42,7 +42,9 @@ function hits(key?: string): number {
 function seedHits(key: string, instants: number[]) {
   const hit = file.db.prepare('INSERT INTO rate_hits (key, at, hits) VALUES (?, ?, 1)')
   for (const at of instants) hit.run(key, at)
-  file.db.prepare('INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)').run(key, instants.length, Math.min(...instants), Math.max(...instants))
+  file.db
+    .prepare('INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)')
+    .run(key, instants.length, Math.min(...instants), Math.max(...instants))
 }
 
 describe('migrations', () => {
@@ -121,7 +123,11 @@ describe('rate windows', () => {
 
   test('a rollback inside onAdmit records no hit', () => {
     const rates = rateLimiter(file.db, policy)
-    expect(() => rates.admit(['s:x'], T0, () => { throw new Error('boom') })).toThrow('boom')
+    expect(() =>
+      rates.admit(['s:x'], T0, () => {
+        throw new Error('boom')
+      }),
+    ).toThrow('boom')
     expect(hits()).toBe(0)
   })
 
@@ -148,8 +154,10 @@ describe('rate windows', () => {
     for (let i = 0; i < 5; i++) rates.admit(['k'], T0 + 99 + i, () => ({ admitted: true }))
     rates.admit(['k'], T0 + 110, () => ({ admitted: true })) // refused: full
     // Logged at the end of their tenth: T0 + 99 and T0 + 100 at T0 + 100, the other three at T0 + 200.
-    expect(file.db.prepare<{ at: number; hits: number }>('SELECT at, hits FROM rate_hits ORDER BY at').all())
-      .toEqual([{ at: T0 + 100, hits: 2 }, { at: T0 + 200, hits: 3 }])
+    expect(file.db.prepare<{ at: number; hits: number }>('SELECT at, hits FROM rate_hits ORDER BY at').all()).toEqual([
+      { at: T0 + 100, hits: 2 },
+      { at: T0 + 200, hits: 3 },
+    ])
     // Three of the five leave the window; nothing has pruned them yet, and they no longer count.
     expect(rates.peek(['k'], T0 + WINDOW_MS + 101)).toMatchObject({ remaining: 3, resetAt: T0 + 102 + WINDOW_MS })
     expect(rates.admit(['k'], T0 + WINDOW_MS + 101, () => ({ admitted: true })).status).toMatchObject({ admitted: true, remaining: 2 })
@@ -195,12 +203,38 @@ describe('sweep', () => {
   function seedOwner(ref: string, expiresAt: number) {
     const session = seedSession(file.db, ref, `hash-${ref}`, expiresAt - 3_600_000, expiresAt)
     const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2026-07-01', end_date: '2026-07-10' }
-    seedQuotes(file.db, session.id, [{ planId: `plan_${ref}`, product: 'intl_standard', trip, ages: [30], currency: 'INR', plan: {}, premiumMinor: 100, source: 'simulation', upstreamRef: null }])
+    seedQuotes(file.db, session.id, [
+      {
+        planId: `plan_${ref}`,
+        product: 'intl_standard',
+        trip,
+        ages: [30],
+        currency: 'INR',
+        plan: {},
+        premiumMinor: 100,
+        source: 'simulation',
+        upstreamRef: null,
+      },
+    ])
     const policies = policyStore(file.db)
     const policy = policies.insert({
-      sessionId: session.id, ref: `pol_${ref}`, svcInsuranceId: `svc_${ref}`, planId: `plan_${ref}`, product: 'intl_standard',
-      status: 'issued', trip, travellers: [{ traveller_ref: 't', age: 30 }], partnerReference: null, currency: 'INR',
-      premiumMinor: 100, createdAt: T0, updatedAt: T0, source: 'simulation', upstreamRef: null, documentReadyAt: T0, cancellation: null,
+      sessionId: session.id,
+      ref: `pol_${ref}`,
+      svcInsuranceId: `svc_${ref}`,
+      planId: `plan_${ref}`,
+      product: 'intl_standard',
+      status: 'issued',
+      trip,
+      travellers: [{ traveller_ref: 't', age: 30 }],
+      partnerReference: null,
+      currency: 'INR',
+      premiumMinor: 100,
+      createdAt: T0,
+      updatedAt: T0,
+      source: 'simulation',
+      upstreamRef: null,
+      documentReadyAt: T0,
+      cancellation: null,
     })
     policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 }, 1)
     idempotencyStore(file.db).save(session.id, 'key', 'print', { ok: true }, T0)
@@ -282,12 +316,18 @@ describe('sweep', () => {
   }
 
   test('purges expired sessions in bounded batches until none is left', async () => {
-    const sweep = await sweptInBatches(() => {
-      for (let i = 0; i < 1_234; i++) {
-        const s = seedSession(file.db, `b${i}`, `hb${i}`, T0 - 10, T0 - 1)
-        seedQuotes(file.db, s.id, [{ planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {}, premiumMinor: 0, source: 'simulation', upstreamRef: null }])
-      }
-    }, 'sessionsPurged', 1_234)
+    const sweep = await sweptInBatches(
+      () => {
+        for (let i = 0; i < 1_234; i++) {
+          const s = seedSession(file.db, `b${i}`, `hb${i}`, T0 - 10, T0 - 1)
+          seedQuotes(file.db, s.id, [
+            { planId: 'p', product: 'x', trip: {} as never, ages: [], currency: 'INR', plan: {}, premiumMinor: 0, source: 'simulation', upstreamRef: null },
+          ])
+        }
+      },
+      'sessionsPurged',
+      1_234,
+    )
     expect(count('quotes')).toBe(0)
     expect(count('sessions')).toBe(1_234) // tombstones kept
 
@@ -297,9 +337,13 @@ describe('sweep', () => {
   })
 
   test('forgets idle rate counters in bounded batches until none is left', async () => {
-    await sweptInBatches(() => {
-      for (let i = 0; i < 12_000; i++) seedHits(`k${i}`, [T0 - WINDOW_MS - (i % 7)])
-    }, 'rateHitsDeleted', 12_000)
+    await sweptInBatches(
+      () => {
+        for (let i = 0; i < 12_000; i++) seedHits(`k${i}`, [T0 - WINDOW_MS - (i % 7)])
+      },
+      'rateHitsDeleted',
+      12_000,
+    )
     expect(hits()).toBe(0)
     expect(count('rate_counters')).toBe(0)
   })
@@ -308,7 +352,12 @@ describe('sweep', () => {
     seedHits('k', [T0 - WINDOW_MS - 5_000, T0 - WINDOW_MS /* left the window exactly now */, T0 - WINDOW_MS + 1, T0])
     const result = await sweeper(file.db, WINDOW_MS).sweep(T0)
     expect(result.rateHitsDeleted).toBe(2)
-    expect(file.db.prepare<{ at: number }>('SELECT at FROM rate_hits ORDER BY at').all().map((r) => r.at)).toEqual([T0 - WINDOW_MS + 1, T0])
+    expect(
+      file.db
+        .prepare<{ at: number }>('SELECT at FROM rate_hits ORDER BY at')
+        .all()
+        .map((r) => r.at),
+    ).toEqual([T0 - WINDOW_MS + 1, T0])
     expect(hits('k')).toBe(2)
     // The sweep agrees with the counter: what it keeps is exactly what still counts.
     expect(rateLimiter(file.db, { limit: 30, windowMs: WINDOW_MS }).peek(['k'], T0)).toMatchObject({ remaining: 28, resetAt: T0 + 1 })

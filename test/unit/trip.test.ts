@@ -13,7 +13,6 @@ function trip(startOffset: number, length: number, over: Partial<Trip> = {}): Tr
 
 const travellers = (count: number) => Array.from({ length: count }, (_, i) => ({ age: 20 + i }))
 
-
 const fields = (problems: { field: string }[]) => problems.map((p) => p.field).sort()
 
 describe('tripProblems', () => {
@@ -73,7 +72,10 @@ describe('checkTripRequest limits', () => {
     const end180 = fromDayNumber(toDayNumber(start)! + 180) // 2028-05-29, crosses 2028-02-29
     const today = toDayNumber('2027-11-30')!
     expect(() => checkTripRequest({ trip: { ...trip(0, 0), start_date: start, end_date: end180 }, travellers: travellers(1) }, today, CURRENCIES)).not.toThrow()
-    expect(apiError(() => checkTripRequest({ trip: { ...trip(0, 0), start_date: start, end_date: '2028-05-30' }, travellers: travellers(1) }, today, CURRENCIES)).code).toBe('trip_too_long')
+    expect(
+      apiError(() => checkTripRequest({ trip: { ...trip(0, 0), start_date: start, end_date: '2028-05-30' }, travellers: travellers(1) }, today, CURRENCIES))
+        .code,
+    ).toBe('trip_too_long')
   })
 
   test('6 travellers are allowed, 7 is too_many_travellers', () => {

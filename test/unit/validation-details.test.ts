@@ -27,7 +27,7 @@ describe('detailsFromSchemaErrors', () => {
   // Errors as the schema check reports them for the real search model.
   const errorsFor = (body: unknown) => [...Value.Errors(SearchBody, body)] as unknown as Parameters<typeof detailsFromSchemaErrors>[0]
 
-  test('one detail per field, every field, in JSON paths, with the model\'s own issue text', () => {
+  test("one detail per field, every field, in JSON paths, with the model's own issue text", () => {
     const body = {
       trip: { origin_country: 'in', destination_country: 'FR', start_date: '2026-07-01' },
       travellers: [{ age: 30 }, { age: 1, name: 'x' }, { age: 200 }],
@@ -45,7 +45,11 @@ describe('detailsFromSchemaErrors', () => {
 
   test('an unknown field whose name is not a plain identifier of at most 64 characters is reported on its object, unnamed', () => {
     const long = 'a'.repeat(65)
-    const body = { trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2026-07-01', end_date: '2026-07-05' }, travellers: [{ age: 30, 'Ravi Kumar +91 98765 43210': 1, [long]: 2 }], ['x'.repeat(64)]: 3 }
+    const body = {
+      trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2026-07-01', end_date: '2026-07-05' },
+      travellers: [{ age: 30, 'Ravi Kumar +91 98765 43210': 1, [long]: 2 }],
+      ['x'.repeat(64)]: 3,
+    }
     const details = detailsFromSchemaErrors(errorsFor(body))
     expect(details).toHaveLength(2)
     expect(details).toContainEqual({ field: 'travellers[0]', issue: 'has a field that is not accepted (its name is not repeated)' })
@@ -54,7 +58,11 @@ describe('detailsFromSchemaErrors', () => {
   })
 
   test('never echoes a submitted value', () => {
-    const body = { trip: { origin_country: 'zz-secret', destination_country: 'FR', start_date: 'nope-secret', end_date: '2026-07-09' }, travellers: [{ age: 'old-secret' }], currency: 'secret-cur' }
+    const body = {
+      trip: { origin_country: 'zz-secret', destination_country: 'FR', start_date: 'nope-secret', end_date: '2026-07-09' },
+      travellers: [{ age: 'old-secret' }],
+      currency: 'secret-cur',
+    }
     const details = detailsFromSchemaErrors(errorsFor(body))
     expect(details.length).toBeGreaterThanOrEqual(4)
     expect(JSON.stringify(details)).not.toContain('secret')
@@ -66,8 +74,7 @@ describe('detailsFromSchemaErrors', () => {
 })
 
 describe('detailsFromSchemaErrors on the modify body (a union discriminated by scenario)', () => {
-  const detailsFor = (body: unknown) =>
-    detailsFromSchemaErrors([...Value.Errors(ModifyBody, body)] as unknown as Parameters<typeof detailsFromSchemaErrors>[0])
+  const detailsFor = (body: unknown) => detailsFromSchemaErrors([...Value.Errors(ModifyBody, body)] as unknown as Parameters<typeof detailsFromSchemaErrors>[0])
 
   test('a missing or unknown scenario is reported on scenario, naming the four', () => {
     expect(detailsFor({ new_end_date: '2026-07-05' })).toEqual([{ field: 'scenario', issue: 'is required' }])
@@ -76,13 +83,15 @@ describe('detailsFromSchemaErrors on the modify body (a union discriminated by s
     ])
   })
 
-  test('the scenario\'s own field missing, another scenario\'s field, an unknown field: each named for that scenario', () => {
+  test("the scenario's own field missing, another scenario's field, an unknown field: each named for that scenario", () => {
     expect(detailsFor({ scenario: 'extend_end_date' })).toEqual([{ field: 'new_end_date', issue: 'is required for extend_end_date' }])
     expect(detailsFor({ scenario: 'correct_destination', new_end_date: '2026-07-05' })).toEqual([
       { field: 'destination_country', issue: 'is required for correct_destination' },
       { field: 'new_end_date', issue: 'is not used by correct_destination' },
     ])
-    expect(detailsFor({ scenario: 'correct_partner_reference', partner_reference: 'X-1', note: 'x' })).toEqual([{ field: 'note', issue: 'is not an accepted field' }])
+    expect(detailsFor({ scenario: 'correct_partner_reference', partner_reference: 'X-1', note: 'x' })).toEqual([
+      { field: 'note', issue: 'is not an accepted field' },
+    ])
   })
 
   test('a malformed value of the right field has its own issue, and no value is echoed', () => {

@@ -43,20 +43,54 @@ describe('Sandbox-Signature', () => {
 
 describe('hosted targets', () => {
   test('only public addresses are public', () => {
-    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808']) expect(isPublicAddress(address), address).toBe(true)
+    for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808'])
+      expect(isPublicAddress(address), address).toBe(true)
     for (const address of [
-      '127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-      '224.0.0.1', '255.255.255.255', '198.18.0.1', '192.0.2.1', '::1', '::', 'fe80::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1',
-      '::ffff:10.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:a00:1', '::ffff:a9fe:a9fe', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '2002:7f00:1::', '2002:c000:202::1', '2001:db8::1',
+      '127.0.0.1',
+      '127.255.0.9',
+      '10.0.0.1',
+      '172.16.5.4',
+      '172.31.255.255',
+      '192.168.0.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '198.18.0.1',
+      '192.0.2.1',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '::ffff:7f00:1',
+      '0:0:0:0:0:ffff:a00:1',
+      '::ffff:a9fe:a9fe',
+      '::ffff:0:127.0.0.1',
+      '::ffff:0:7f00:1',
+      '2002:7f00:1::',
+      '2002:c000:202::1',
+      '2001:db8::1',
       'not-an-address',
-    ]) expect(isPublicAddress(address), address).toBe(false)
+    ])
+      expect(isPublicAddress(address), address).toBe(false)
   })
 
   test('public targets: http(s) on ports 80 and 443 to hosts with only public addresses; any: every http(s) URL', async () => {
     expect(await targetProblem('https://93.184.215.14/hooks', 'public')).toBeNull()
     expect(await targetProblem('http://93.184.215.14:80/hooks', 'public')).toBeNull()
     expect(await targetProblem('http://93.184.215.14:8080/hooks', 'public')).toMatch(/port 80 or 443/)
-    for (const url of ['http://127.0.0.1/', 'http://localhost/', 'http://api.localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:7f00:1]/']) {
+    for (const url of [
+      'http://127.0.0.1/',
+      'http://localhost/',
+      'http://api.localhost/',
+      'http://[::1]/',
+      'http://169.254.169.254/',
+      'http://[::ffff:7f00:1]/',
+    ]) {
       expect(await targetProblem(url, 'public'), url).toMatch(/public addresses/)
     }
     expect(await targetProblem('http://127.0.0.1:4000/hooks', 'any')).toBeNull()
@@ -76,7 +110,15 @@ describe('outbound calls', () => {
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as import('node:net').AddressInfo
-    return { url: `http://127.0.0.1:${port}/hooks`, server, calls, close: () => { server.closeAllConnections(); server.close() } }
+    return {
+      url: `http://127.0.0.1:${port}/hooks`,
+      server,
+      calls,
+      close: () => {
+        server.closeAllConnections()
+        server.close()
+      },
+    }
   }
 
   test('a redirect is not followed: its status is the outcome', async () => {
@@ -94,7 +136,10 @@ describe('outbound calls', () => {
     const target = await serving((response) => {
       response.writeHead(200)
       const chunk = Buffer.alloc(16 * 1024, 'x')
-      const write = () => { while (response.write(chunk)); response.once('drain', write) }
+      const write = () => {
+        while (response.write(chunk));
+        response.once('drain', write)
+      }
       write()
     })
     try {
@@ -121,7 +166,7 @@ describe('outbound calls', () => {
     }
   })
 
-  test('an address that refuses the connection passes the call to the name\'s next one: localhost reaches a receiver on ::1 alone', async () => {
+  test("an address that refuses the connection passes the call to the name's next one: localhost reaches a receiver on ::1 alone", async () => {
     const { createServer } = await import('node:http')
     const server = createServer((request, response) => request.resume().on('end', () => response.writeHead(204).end()))
     const listening = await new Promise<boolean>((resolve) => {

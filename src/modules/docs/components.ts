@@ -10,7 +10,16 @@ import { FailureModel, MetaModel, ModeModel } from '../../http/envelope-model'
 import { EventBody, EventsBody, EventsData, ListedEvent, ResendData, WebhookBody, WebhookData } from '../events/model'
 import { PlanModel, SearchBody, SearchData } from '../plans/model'
 import {
-  CancelBody, CancelData, EndorsementModel, IssueBody, ModifyBody, ModifyData, PolicyData, PolicyEventData, ReadData, RefundModel,
+  CancelBody,
+  CancelData,
+  EndorsementModel,
+  IssueBody,
+  ModifyBody,
+  ModifyData,
+  PolicyData,
+  PolicyEventData,
+  ReadData,
+  RefundModel,
 } from '../policies/model'
 import { SessionBody, SessionData } from '../session/model'
 import { TravellerModel, TripModel } from '../trip/model'
@@ -56,9 +65,9 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
 /** The JSON text of a value with its keys sorted: two schemas are one shape when these are equal. */
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, inner) => (inner && typeof inner === 'object' && !Array.isArray(inner)
-    ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : 1)))
-    : inner))
+  return JSON.stringify(value, (_key, inner) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner) ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : 1))) : inner,
+  )
 }
 
 /**
@@ -101,7 +110,8 @@ const answerName = (codes: string[]) => codes.map((code) => code.replace(/(?:^|_
 function referAnswers(paths: Json, answers: Record<string, Json>): void {
   const operations = Object.values(paths as Record<string, Record<string, { responses?: Record<string, Json> }>>).flatMap((path) => Object.values(path))
   const uses = new Map<string, number>()
-  for (const operation of operations) for (const answer of Object.values(operation.responses ?? {})) uses.set(canonical(answer), (uses.get(canonical(answer)) ?? 0) + 1)
+  for (const operation of operations)
+    for (const answer of Object.values(operation.responses ?? {})) uses.set(canonical(answer), (uses.get(canonical(answer)) ?? 0) + 1)
   for (const operation of operations) {
     for (const [status, answer] of Object.entries(operation.responses ?? {})) {
       const codes = /^Error codes: (.*)\.$/.exec((answer as { description?: string }).description ?? '')?.[1]?.match(/[a-z_]+/g)

@@ -53,12 +53,14 @@ Sandbox artefacts never carry over to production; prices are indicative only.`
 /** The certificate's success: the PDF, with the headers every sandbox answer carries. */
 const PDF_ANSWER = {
   description: 'The specimen certificate. The same bytes for the same policy state.',
-  headers: Object.fromEntries(Object.entries({
-    'X-Request-Id': 'The request id (no envelope carries it here).',
-    RateLimit: 'IETF draft: `"sandbox";r=<remaining>;t=<seconds until reset>`.',
-    'RateLimit-Policy': 'IETF draft: `"sandbox";q=<limit>;w=<window seconds>`.',
-    'Content-Disposition': '`attachment; filename="policy_certificate_<policy_ref>.pdf"`.',
-  }).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+  headers: Object.fromEntries(
+    Object.entries({
+      'X-Request-Id': 'The request id (no envelope carries it here).',
+      RateLimit: 'IETF draft: `"sandbox";r=<remaining>;t=<seconds until reset>`.',
+      'RateLimit-Policy': 'IETF draft: `"sandbox";q=<limit>;w=<window seconds>`.',
+      'Content-Disposition': '`attachment; filename="policy_certificate_<policy_ref>.pdf"`.',
+    }).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+  ),
   content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
 }
 
@@ -68,8 +70,16 @@ const ANY_ERROR = {
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
 }
 
-interface Parameter { name: string; in: string; description?: string; schema?: object }
-interface Answer { description?: string; content?: Record<string, { schema?: object; example?: unknown }> }
+interface Parameter {
+  name: string
+  in: string
+  description?: string
+  schema?: object
+}
+interface Answer {
+  description?: string
+  content?: Record<string, { schema?: object; example?: unknown }>
+}
 interface Operation {
   operationId?: string
   tags?: string[]
@@ -112,9 +122,9 @@ const FLOW = OPERATIONS.map(([path]) => path)
 
 const TAGS = [
   { name: 'Session', description: 'The anonymous session: a cookie that every later call sends back.' },
-  { name: 'Plans', description: 'Plans for a trip and the travellers\' ages.' },
+  { name: 'Plans', description: "Plans for a trip and the travellers' ages." },
   { name: 'Policies', description: 'Issue a policy against a plan, correct it, read it back, download its certificate, cancel it.' },
-  { name: 'Events', description: 'What happened to the session\'s policies, listed and POSTed, signed, to its webhook endpoint.' },
+  { name: 'Events', description: "What happened to the session's policies, listed and POSTed, signed, to its webhook endpoint." },
 ]
 
 /** Calls whose body may be left out (an empty body is `{}`). */
@@ -165,22 +175,34 @@ function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleF
 /** What the sandbox POSTs to a session's webhook endpoint, one entry per event type (OpenAPI 3.1 `webhooks`). */
 function webhooks(flow: ExampleFlow) {
   const example = flow.data[PATHS.webhookTest]
-  return Object.fromEntries(EVENT_TYPES.map((type) => [type, {
-    post: {
-      operationId: `${type.replace(/[._](\w)/g, (_match, letter: string) => letter.toUpperCase())}Event`,
-      tags: ['Events'],
-      summary: `The ${type} event`,
-      description: `POSTed to the registered endpoint; answer 2xx within 5 s, or it is attempted again: ${RETRY_SCHEDULE}. `
-        + 'A resend delivers the same `id` again: drop repeats by `id`.',
-      parameters: [
-        { name: 'Sandbox-Signature', in: 'header', required: true, schema: { type: 'string' }, description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint\'s secret>`; reject a `t` more than 5 minutes off.' },
-        { name: 'Sandbox-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
-        { name: 'Sandbox-Event-Type', in: 'header', required: true, schema: { type: 'string', enum: [type] } },
-      ],
-      requestBody: { required: true, content: { 'application/json': { schema: unwrapSchema(EventBody), ...(type === 'webhook.test' && { example }) } } },
-      responses: { 200: { description: 'Any 2xx: delivered. Anything else, or no answer within 5 s: attempted again.' } },
-    },
-  }]))
+  return Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `${type.replace(/[._](\w)/g, (_match, letter: string) => letter.toUpperCase())}Event`,
+          tags: ['Events'],
+          summary: `The ${type} event`,
+          description:
+            `POSTed to the registered endpoint; answer 2xx within 5 s, or it is attempted again: ${RETRY_SCHEDULE}. ` +
+            'A resend delivers the same `id` again: drop repeats by `id`.',
+          parameters: [
+            {
+              name: 'Sandbox-Signature',
+              in: 'header',
+              required: true,
+              schema: { type: 'string' },
+              description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the endpoint\'s secret>`; reject a `t` more than 5 minutes off.',
+            },
+            { name: 'Sandbox-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'Sandbox-Event-Type', in: 'header', required: true, schema: { type: 'string', enum: [type] } },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: unwrapSchema(EventBody), ...(type === 'webhook.test' && { example }) } } },
+          responses: { 200: { description: 'Any 2xx: delivered. Anything else, or no answer within 5 s: attempted again.' } },
+        },
+      },
+    ]),
+  )
 }
 
 /** The OpenAPI document of every route the app has, with examples for the UTC day of `now`. */

@@ -35,7 +35,10 @@ export const ERROR_EXAMPLES: { [Code in ErrorCode]: ErrorWording<Code> & { detai
   validation_failed: { variant: 'fields', details: [{ field: 'trip.end_date', issue: 'must be a real calendar date (YYYY-MM-DD)' }] },
   trip_too_long: { values: { maxDays: MAX_TRIP_DAYS }, details: [{ field: 'trip.end_date', issue: 'at most 180 days after start_date' }] },
   too_many_travellers: { values: { max: MAX_TRAVELLERS }, details: [{ field: 'travellers', issue: 'at most 6 travellers' }] },
-  unsupported_currency: { values: { currencies: ['INR', 'USD', 'EUR', 'GBP', 'AED', 'SGD', 'JPY'] }, details: [{ field: 'currency', issue: 'not a supported currency' }] },
+  unsupported_currency: {
+    values: { currencies: ['INR', 'USD', 'EUR', 'GBP', 'AED', 'SGD', 'JPY'] },
+    details: [{ field: 'currency', issue: 'not a supported currency' }],
+  },
   pii_not_allowed: { details: [{ field: 'travellers[0].first_name', issue: 'personal data is not accepted' }] },
   plan_not_found: { variant: 'notSearched', details: [{ field: 'plan_id', issue: 'was not returned by a plan search in this session' }] },
   plan_mismatch: { details: [{ field: 'travellers', issue: 'ages differ from the search that returned this plan' }] },
@@ -114,11 +117,24 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
   const lifetime = Math.min(60 * 60, config.sessionTtlSeconds)
   const session = { ref: ref('sbx_', '4f1c'), expiresAt: at(0) + lifetime * 1000 }
   const issued: PolicyRecord = {
-    id: 1, sessionId: 1, ref: ref('pol_sbx_', '7d2e'), svcInsuranceId: ref('svc_sbx_', '91ab'), planId: chosen.plan.plan_id,
-    product: chosen.product, status: 'issued', trip, partnerReference: issue.partner_reference, currency,
+    id: 1,
+    sessionId: 1,
+    ref: ref('pol_sbx_', '7d2e'),
+    svcInsuranceId: ref('svc_sbx_', '91ab'),
+    planId: chosen.plan.plan_id,
+    product: chosen.product,
+    status: 'issued',
+    trip,
+    partnerReference: issue.partner_reference,
+    currency,
     travellers: travellers.map(({ age }, index) => ({ traveller_ref: ref('trv_sbx_', `${index}c5f`), age })),
-    premiumMinor: chosen.premiumMinor, createdAt: at(2), updatedAt: at(2), source: 'simulation', upstreamRef: null,
-    documentReadyAt: at(2), cancellation: null,
+    premiumMinor: chosen.premiumMinor,
+    createdAt: at(2),
+    updatedAt: at(2),
+    source: 'simulation',
+    upstreamRef: null,
+    documentReadyAt: at(2),
+    cancellation: null,
   }
   const extended = { ...trip, end_date: modify.new_end_date }
   const definition = catalogue.plans.find((plan) => plan.product === chosen.product)!
@@ -135,7 +151,10 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     const id = ref('evt_', seed)
     return { ...event, ref: id, body: event.body.replace(event.ref, id) }
   }
-  const issuedEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'policy.issued', policyEventData(policyView(services, issued, [], at(2)), 'policy.issued'), at(2)), '0a1b')
+  const issuedEvent = withRef(
+    newEvent({ id: 1, ref: session.ref }, 'policy.issued', policyEventData(policyView(services, issued, [], at(2)), 'policy.issued'), at(2)),
+    '0a1b',
+  )
   const testEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'webhook.test', { message: TEST_MESSAGE }, at(8)), '6e2f')
   const amount = (minor: number) => toAmount(catalogue, minor, currency)
   const data = {
@@ -163,7 +182,8 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.events]: {
       events: [issuedEvent, testEvent].map((event, index) => ({
         ...JSON.parse(event.body),
-        delivery: index === 0 ? null : { state: 'delivered', attempts: [{ attempt: 1, at: isoTimestamp(at(8)), status: 200, error: null }], next_attempt_at: null },
+        delivery:
+          index === 0 ? null : { state: 'delivered', attempts: [{ attempt: 1, at: isoTimestamp(at(8)), status: 200, error: null }], next_attempt_at: null },
       })),
       next_cursor: testEvent.ref,
       has_more: false,

@@ -82,7 +82,10 @@ function takesGzip(accept: string | null): boolean {
 }
 
 /** The document's bytes for one origin, plain, and gzipped once a client has asked for that. */
-interface Served { plain: string; gzipped?: Uint8Array<ArrayBuffer> }
+interface Served {
+  plain: string
+  gzipped?: Uint8Array<ArrayBuffer>
+}
 
 /** Origins whose bytes are kept; past this many (Host is the caller's text), the cache starts over. */
 const ORIGINS_KEPT = 16
@@ -106,14 +109,18 @@ export function docsRoutes(version: string, services: Pick<Services, 'catalogue'
     return bytes
   }
   return docs
-    .get(SPEC_PATH, ({ request }) => {
-      const bytes = served(documentOrigin(request, services.config.trustProxy), services.clock())
-      const gzip = takesGzip(request.headers.get('accept-encoding'))
-      if (gzip) bytes.gzipped ??= new Uint8Array(gzipSync(bytes.plain))
-      return new Response(gzip ? bytes.gzipped! : bytes.plain, {
-        headers: { 'content-type': 'application/json', vary: 'Accept-Encoding', ...(gzip && { 'content-encoding': 'gzip' }) },
-      })
-    }, { detail: { hide: true } })
+    .get(
+      SPEC_PATH,
+      ({ request }) => {
+        const bytes = served(documentOrigin(request, services.config.trustProxy), services.clock())
+        const gzip = takesGzip(request.headers.get('accept-encoding'))
+        if (gzip) bytes.gzipped ??= new Uint8Array(gzipSync(bytes.plain))
+        return new Response(gzip ? bytes.gzipped! : bytes.plain, {
+          headers: { 'content-type': 'application/json', vary: 'Accept-Encoding', ...(gzip && { 'content-encoding': 'gzip' }) },
+        })
+      },
+      { detail: { hide: true } },
+    )
     .get(DOCS_PATH, asset(page, 'text/html'), { detail: { hide: true } })
     .get(`${DOCS_PATH}/swagger-ui-bundle.js`, asset(swaggerScript, 'text/javascript'), { detail: { hide: true } })
     .get(`${DOCS_PATH}/swagger-ui.css`, asset(swaggerStyle, 'text/css'), { detail: { hide: true } })

@@ -18,8 +18,9 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1
  * The schedule in the words every description of it uses (README, docs/api.md, the OpenAPI
  * document): `6 attempts over 12.6 minutes (1, 5, 30, 120 and 600 s apart)`.
  */
-export const RETRY_SCHEDULE = `${MAX_ATTEMPTS} attempts over ${+(RETRY_DELAYS_S.reduce((sum, delay) => sum + delay) / 60).toFixed(1)} minutes `
-  + `(${RETRY_DELAYS_S.slice(0, -1).join(', ')} and ${RETRY_DELAYS_S.at(-1)} s apart)`
+export const RETRY_SCHEDULE =
+  `${MAX_ATTEMPTS} attempts over ${+(RETRY_DELAYS_S.reduce((sum, delay) => sum + delay) / 60).toFixed(1)} minutes ` +
+  `(${RETRY_DELAYS_S.slice(0, -1).join(', ')} and ${RETRY_DELAYS_S.at(-1)} s apart)`
 /** Longer than any call, so a claim lapses only when its process is gone. */
 const LEASE_MS = CALL_TIMEOUT_MS * 2
 const POLL_MS = 200
@@ -43,12 +44,18 @@ type Deps = Pick<Services, 'storage' | 'clock' | 'config' | 'log' | 'hostNames'>
 async function deliver(services: Deps, delivery: Delivery): Promise<void> {
   try {
     const at = services.clock()
-    const outcome = await postJson(delivery.webhook.url, delivery.body, {
-      'sandbox-signature': signatureHeader(delivery.webhook.secret, Math.floor(at / 1000), delivery.body),
-      'sandbox-event-id': delivery.ref,
-      'sandbox-event-type': delivery.type,
-      'user-agent': 'travel-protection-sandbox-webhooks',
-    }, services.config.webhookTargets, { hostNames: services.hostNames, callers: [`s:${delivery.sessionId}`] })
+    const outcome = await postJson(
+      delivery.webhook.url,
+      delivery.body,
+      {
+        'sandbox-signature': signatureHeader(delivery.webhook.secret, Math.floor(at / 1000), delivery.body),
+        'sandbox-event-id': delivery.ref,
+        'sandbox-event-type': delivery.type,
+        'user-agent': 'travel-protection-sandbox-webhooks',
+      },
+      services.config.webhookTargets,
+      { hostNames: services.hostNames, callers: [`s:${delivery.sessionId}`] },
+    )
     const status = 'status' in outcome ? outcome.status : null
     const nextAt = isDelivered(status) || delivery.attempt >= MAX_ATTEMPTS ? null : services.clock() + RETRY_DELAYS_S[delivery.attempt - 1]! * 1000
     await services.storage.recordAttempt(delivery.eventId, delivery.lease, { at, status, error: 'error' in outcome ? outcome.error : null }, nextAt)

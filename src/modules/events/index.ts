@@ -22,11 +22,12 @@ export function eventRoutes(admission: SessionAdmission, services: Services) {
       response: responses(WebhookData, []),
       detail: {
         summary: 'Register the webhook endpoint',
-        description: 'Every later event of this session is POSTed there, signed with the `secret` answered (once) in `Sandbox-Signature: '
-          + `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\`, and attempted again until it answers 2xx: ${RETRY_SCHEDULE}. `
-          + 'Registering again replaces the endpoint and its secret; `{"url": null}` removes it. The example\'s URL is a documentation '
-          + 'address (RFC 5737) that reaches no one: type in your receiver\'s (a sandbox others can reach delivers only to public addresses, '
-          + 'and refuses that one).',
+        description:
+          'Every later event of this session is POSTed there, signed with the `secret` answered (once) in `Sandbox-Signature: ' +
+          `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\`, and attempted again until it answers 2xx: ${RETRY_SCHEDULE}. ` +
+          'Registering again replaces the endpoint and its secret; `{"url": null}` removes it. The example\'s URL is a documentation ' +
+          "address (RFC 5737) that reaches no one: type in your receiver's (a sandbox others can reach delivers only to public addresses, " +
+          'and refuses that one).',
       },
     })
     .post(PATHS.webhookTest, async ({ sandbox }) => success(sandbox, await sendTestEvent(services, sandbox.session!)), {
@@ -41,8 +42,9 @@ export function eventRoutes(admission: SessionAdmission, services: Services) {
       response: responses(EventsData, []),
       detail: {
         summary: 'List events',
-        description: 'The session\'s events, oldest first: `policy.issued`, `policy.endorsed`, `policy.cancelled`, `document.ready` and '
-          + '`webhook.test`, each as delivered, with every delivery attempt. Page with `after` (the previous `next_cursor`).',
+        description:
+          "The session's events, oldest first: `policy.issued`, `policy.endorsed`, `policy.cancelled`, `document.ready` and " +
+          '`webhook.test`, each as delivered, with every delivery attempt. Page with `after` (the previous `next_cursor`).',
       },
     })
     .post(PATHS.resend, async ({ sandbox, params }) => success(sandbox, await resendEvent(services, sandbox.session!, params.event_id)), {
@@ -50,6 +52,9 @@ export function eventRoutes(admission: SessionAdmission, services: Services) {
       params: EventParams,
       headers: outcomeHeaders(PATHS.resend),
       response: responses(ResendData, ['event_not_found', 'webhook_not_registered']),
-      detail: { summary: 'Resend an event', description: 'Delivers the event to the endpoint again, now, with the same id and body and a full set of attempts.' },
+      detail: {
+        summary: 'Resend an event',
+        description: 'Delivers the event to the endpoint again, now, with the same id and body and a full set of attempts.',
+      },
     })
 }

@@ -22,13 +22,37 @@ const ANSWER_LIMIT = 64 * 1024
  */
 const NOT_PUBLIC = new BlockList()
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
-  ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv4')
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  NOT_PUBLIC.addSubnet(network, prefix, 'ipv4')
 for (const [network, prefix] of [
-  ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv6')
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  NOT_PUBLIC.addSubnet(network, prefix, 'ipv6')
 
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address)
@@ -61,7 +85,11 @@ const PUBLIC_ONLY = '(this sandbox delivers only to public addresses)'
  * the name as it is). `deadline` bounds the lookup.
  */
 async function resolveTarget(
-  raw: string, targets: Targets, names: Names, deadline: AbortSignal, resolveAny: boolean,
+  raw: string,
+  targets: Targets,
+  names: Names,
+  deadline: AbortSignal,
+  resolveAny: boolean,
 ): Promise<Refusal | { url: URL; addresses: string[] }> {
   const url = URL.canParse(raw) ? new URL(raw) : null
   if (!url || !['http:', 'https:'].includes(url.protocol)) return { problem: 'must be an http or https URL', error: 'target_refused' }
@@ -123,32 +151,41 @@ const UNREACHED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDR
  * One POST to `address` (a checked one) in the URL's name, on a connection of its own; at most
  * 64 KiB of the answer is read. `unreached`: the address took no connection.
  */
-function send(url: URL, address: string, body: string, headers: Record<string, string>, deadline: AbortSignal): Promise<CallOutcome | { error: 'connection_failed'; unreached: true }> {
+function send(
+  url: URL,
+  address: string,
+  body: string,
+  headers: Record<string, string>,
+  deadline: AbortSignal,
+): Promise<CallOutcome | { error: 'connection_failed'; unreached: true }> {
   // Past the deadline nothing is sent (an abort listener added now would never fire).
   if (deadline.aborted) return Promise.resolve({ error: 'timeout' })
   const https = url.protocol === 'https:'
   const host = url.hostname.replace(/^\[|\]$/g, '')
   return new Promise((resolve) => {
-    const call = (https ? httpsRequest : httpRequest)({
-      host: address,
-      // TLS checks the certificate against the name, not the address connected to.
-      servername: https && !isIP(host) ? host : undefined,
-      port: url.port || (https ? 443 : 80),
-      path: `${url.pathname}${url.search}`,
-      method: 'POST',
-      // No keep-alive: the connection closes with the answer, not some time after it.
-      agent: false,
-      headers: { ...headers, host: url.host, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-    }, (answer: IncomingMessage) => {
-      let read = 0
-      answer.on('data', (chunk: Buffer) => {
-        read += chunk.length
-        if (read > ANSWER_LIMIT) done({ status: answer.statusCode ?? 0 })
-      })
-      answer.on('end', () => done({ status: answer.statusCode ?? 0 }))
-      answer.on('close', () => done({ status: answer.statusCode ?? 0 }))
-      answer.on('error', () => done({ status: answer.statusCode ?? 0 }))
-    })
+    const call = (https ? httpsRequest : httpRequest)(
+      {
+        host: address,
+        // TLS checks the certificate against the name, not the address connected to.
+        servername: https && !isIP(host) ? host : undefined,
+        port: url.port || (https ? 443 : 80),
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        // No keep-alive: the connection closes with the answer, not some time after it.
+        agent: false,
+        headers: { ...headers, host: url.host, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+      },
+      (answer: IncomingMessage) => {
+        let read = 0
+        answer.on('data', (chunk: Buffer) => {
+          read += chunk.length
+          if (read > ANSWER_LIMIT) done({ status: answer.statusCode ?? 0 })
+        })
+        answer.on('end', () => done({ status: answer.statusCode ?? 0 }))
+        answer.on('close', () => done({ status: answer.statusCode ?? 0 }))
+        answer.on('error', () => done({ status: answer.statusCode ?? 0 }))
+      },
+    )
     const expire = () => done({ error: 'timeout' })
     let settled = false
     function done(outcome: CallOutcome | { error: 'connection_failed'; unreached: true }): void {
@@ -159,7 +196,9 @@ function send(url: URL, address: string, body: string, headers: Record<string, s
       resolve(outcome)
     }
     deadline.addEventListener('abort', expire, { once: true })
-    call.on('error', (error: NodeJS.ErrnoException) => done(UNREACHED.has(error.code ?? '') ? { error: 'connection_failed', unreached: true } : { error: 'connection_failed' }))
+    call.on('error', (error: NodeJS.ErrnoException) =>
+      done(UNREACHED.has(error.code ?? '') ? { error: 'connection_failed', unreached: true } : { error: 'connection_failed' }),
+    )
     call.end(body)
   })
 }

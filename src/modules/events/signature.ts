@@ -7,8 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 
 export const SIGNATURE_HEADER = 'Sandbox-Signature'
 
-const digest = (secret: string, timestamp: number, rawBody: string) =>
-  createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')
+const digest = (secret: string, timestamp: number, rawBody: string) => createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')
 
 /** The header value for a body sent at `timestamp` (unix seconds). */
 export function signatureHeader(secret: string, timestamp: number, rawBody: string): string {
@@ -22,7 +21,12 @@ export function signatureHeader(secret: string, timestamp: number, rawBody: stri
  * @example
  * if (!verifyWebhook(secret, request.headers.get('sandbox-signature'), await request.text())) return new Response(null, { status: 400 })
  */
-export function verifyWebhook(secret: string, header: string | null | undefined, rawBody: string, options: { toleranceSeconds?: number; now?: number } = {}): boolean {
+export function verifyWebhook(
+  secret: string,
+  header: string | null | undefined,
+  rawBody: string,
+  options: { toleranceSeconds?: number; now?: number } = {},
+): boolean {
   const fields = new Map((header ?? '').split(',').map((part) => part.trim().split('=', 2) as [string, string]))
   const timestamp = Number(fields.get('t'))
   const given = fields.get('v1') ?? ''

@@ -68,7 +68,11 @@ export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: Clien
     return answer as T
   }
 
-  function normalise(quote: typeof QuotesAnswer.static['quotes'][number], request: { trip: Trip; ages: number[]; currency: string }, meta: InsurerCall): InsurerQuote {
+  function normalise(
+    quote: (typeof QuotesAnswer.static)['quotes'][number],
+    request: { trip: Trip; ages: number[]; currency: string },
+    meta: InsurerCall,
+  ): InsurerQuote {
     const product = PRODUCTS[quote.product_code]
     const definition = catalogue.plans.find((plan) => plan.product === product)
     if (!product || !definition) throw client.invalid(meta, 'unknown product code')
@@ -97,14 +101,25 @@ export function httpInsurer(config: UatConfig, catalogue: Catalogue, deps: Clien
 
     async search(request, requestId) {
       const meta = { requestId, idempotencyKey: randomUUID() }
-      const answer = await call<typeof QuotesAnswer.static>('/v1/quotes', { ...journey(request.trip, request.ages), currency: request.currency }, QuotesAnswer, meta)
+      const answer = await call<typeof QuotesAnswer.static>(
+        '/v1/quotes',
+        { ...journey(request.trip, request.ages), currency: request.currency },
+        QuotesAnswer,
+        meta,
+      )
       const plans = answer.quotes.map((quote) => normalise(quote, request, meta))
       if (new Set(plans.map((plan) => plan.product)).size < plans.length) throw client.invalid(meta, 'two quotes for one product')
       return plans.sort(byPremiumThenId)
     },
 
     async issue(request, meta) {
-      const answer = await call<typeof PolicyAnswer.static>('/v1/policies', { quote_ref: request.quoteRef, ...journey(request.trip, request.ages) }, PolicyAnswer, meta, 'plan_id')
+      const answer = await call<typeof PolicyAnswer.static>(
+        '/v1/policies',
+        { quote_ref: request.quoteRef, ...journey(request.trip, request.ages) },
+        PolicyAnswer,
+        meta,
+        'plan_id',
+      )
       if (answer.currency !== request.currency) throw client.invalid(meta, 'policy bound in another currency')
       return { upstreamRef: answer.policy_number, premiumMinor: answer.premium_minor }
     },

@@ -10,7 +10,10 @@ import { circuitBreaker } from './breaker'
 
 /** The insurer refused the request with its own fault code (HTTP 4xx). */
 export class InsurerFault extends Error {
-  constructor(readonly status: number, readonly faultCode: string | null) {
+  constructor(
+    readonly status: number,
+    readonly faultCode: string | null,
+  ) {
     super(`insurer fault ${status} ${faultCode ?? ''}`)
   }
 }
@@ -34,8 +37,7 @@ export function insurerClient(config: UatConfig, deps: ClientDeps) {
   const breaker = circuitBreaker({ failures: config.breakerFailures, cooldownMs: config.breakerCooldownSeconds * 1000, clock: deps.clock })
   const send = deps.fetch ?? fetch
 
-  const unavailable = () =>
-    new ApiError('upstream_unavailable', { variant: 'notAnswering', retryAfter: breaker.retryAfter() })
+  const unavailable = () => new ApiError('upstream_unavailable', { variant: 'notAnswering', retryAfter: breaker.retryAfter() })
 
   function invalid(call: InsurerCall, reason: string): ApiError {
     deps.log({ level: 'warn', request_id: call.requestId, msg: 'insurer answer rejected', reason })

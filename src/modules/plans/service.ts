@@ -26,7 +26,15 @@ export async function searchPlans(services: Deps, caller: { session: { id: numbe
   const ages = agesKey(request.travellers)
   const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, caller.requestId)
   const given = priced.map(({ product, plan, premiumMinor, upstreamRef }) => ({
-    planId: plan.plan_id, product, trip: request.trip, ages, currency, plan, premiumMinor, source, upstreamRef,
+    planId: plan.plan_id,
+    product,
+    trip: request.trip,
+    ages,
+    currency,
+    plan,
+    premiumMinor,
+    source,
+    upstreamRef,
   }))
   // A partner repeating a search changes nothing: reading that costs less than writing it again.
   const unsaved = await storage.quotes.unsaved(sessionId, given)
@@ -35,7 +43,11 @@ export async function searchPlans(services: Deps, caller: { session: { id: numbe
 }
 
 /** The insurer's plans when it answers; the catalogue's when there is no gateway or it is down. */
-async function pricePlans(services: Deps, request: { trip: Trip; ages: number[]; currency: string }, requestId: string): Promise<{ source: Source; priced: SourcedPlan[] }> {
+async function pricePlans(
+  services: Deps,
+  request: { trip: Trip; ages: number[]; currency: string },
+  requestId: string,
+): Promise<{ source: Source; priced: SourcedPlan[] }> {
   if (services.insurer) {
     try {
       return { source: 'uat_gateway', priced: await services.insurer.search(request, requestId) }

@@ -26,9 +26,13 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
   if (earlier) return earlier
   const policy = await livePolicy(services, session.id, ref)
   if (policy.status === 'cancelled') return replayOrRefuse<Answer<ReturnType<typeof cancellationPayload>>>(services, session.id, key, print)
-  const upstream = policy.source === 'uat_gateway'
-    ? await insurerOf(services).cancel({ upstreamRef: policy.upstreamRef!, dryRun: false }, { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, `cancel ${ref}`) })
-    : null
+  const upstream =
+    policy.source === 'uat_gateway'
+      ? await insurerOf(services).cancel(
+          { upstreamRef: policy.upstreamRef!, dryRun: false },
+          { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, `cancel ${ref}`) },
+        )
+      : null
   const now = services.clock()
   return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
     const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
@@ -36,10 +40,7 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
     const cancelled: PolicyRecord = { ...current, status: 'cancelled', cancellation: { at: now, refundMinor }, updatedAt: now }
     const history = current.status === 'issued' ? [] : await stores.policies.endorsements(current.id)
     // The cancellation and its event are written together (on PostgreSQL, pipelined: one round trip).
-    await Promise.all([
-      stores.policies.cancel(cancelled),
-      recordEvent(stores, session, 'policy.cancelled', policyView(services, cancelled, history, now), now),
-    ])
+    await Promise.all([stores.policies.cancel(cancelled), recordEvent(stores, session, 'policy.cancelled', policyView(services, cancelled, history, now), now)])
     return { mode: current.source, data: cancellationPayload(services, cancelled) }
   })
 }
@@ -47,9 +48,11 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
 async function previewCancel(services: Deps, caller: Caller, ref: string) {
   const policy = refuseCancelled(await livePolicy(services, caller.session.id, ref))
   const now = services.clock()
-  const refundMinor = policy.source === 'uat_gateway'
-    ? (await insurerOf(services).cancel({ upstreamRef: policy.upstreamRef!, dryRun: true }, { requestId: caller.requestId, idempotencyKey: randomUUID() })).refundMinor
-    : refundOf(policy.trip, policy.premiumMinor, todayDayNumber(now)).refundMinor
+  const refundMinor =
+    policy.source === 'uat_gateway'
+      ? (await insurerOf(services).cancel({ upstreamRef: policy.upstreamRef!, dryRun: true }, { requestId: caller.requestId, idempotencyKey: randomUUID() }))
+          .refundMinor
+      : refundOf(policy.trip, policy.premiumMinor, todayDayNumber(now)).refundMinor
   const data = { preview: true as const, policy_ref: policy.ref, status: policy.status, refund: refundView(services, policy, { at: now, refundMinor }) }
   return { data: { mode: policy.source, data }, replayed: false }
 }

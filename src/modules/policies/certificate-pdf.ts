@@ -33,7 +33,12 @@ class Layout {
   readonly pages: PDFPage[] = []
   private y = 0
 
-  constructor(private readonly doc: PDFDocument, readonly regular: PDFFont, readonly bold: PDFFont, private readonly cancelled: boolean) {
+  constructor(
+    private readonly doc: PDFDocument,
+    readonly regular: PDFFont,
+    readonly bold: PDFFont,
+    private readonly cancelled: boolean,
+  ) {
     this.newPage()
   }
 
@@ -42,11 +47,24 @@ class Layout {
     const page = this.doc.addPage([PAGE.width, PAGE.height])
     page.drawRectangle({ x: 0, y: PAGE.height - 44, width: PAGE.width, height: 44, color: MARK_RED })
     const size = 16
-    page.drawText(SPECIMEN_MARK, { x: (PAGE.width - this.bold.widthOfTextAtSize(SPECIMEN_MARK, size)) / 2, y: PAGE.height - 28, size, font: this.bold, color: rgb(1, 1, 1) })
+    page.drawText(SPECIMEN_MARK, {
+      x: (PAGE.width - this.bold.widthOfTextAtSize(SPECIMEN_MARK, size)) / 2,
+      y: PAGE.height - 28,
+      size,
+      font: this.bold,
+      color: rgb(1, 1, 1),
+    })
     page.drawText('SPECIMEN', { x: 140, y: 250, size: 110, font: this.bold, color: MARK_RED, opacity: 0.07, rotate: degrees(45) })
     if (this.cancelled) {
       const width = this.bold.widthOfTextAtSize(CANCELLED_MARK, 14)
-      page.drawRectangle({ x: PAGE.width - PAGE.margin - width - 16, y: PAGE.height - 78, width: width + 16, height: 26, borderColor: MARK_RED, borderWidth: 2 })
+      page.drawRectangle({
+        x: PAGE.width - PAGE.margin - width - 16,
+        y: PAGE.height - 78,
+        width: width + 16,
+        height: 26,
+        borderColor: MARK_RED,
+        borderWidth: 2,
+      })
       page.drawText(CANCELLED_MARK, { x: PAGE.width - PAGE.margin - width - 8, y: PAGE.height - 70, size: 14, font: this.bold, color: MARK_RED })
     }
     this.pages.push(page)
@@ -126,7 +144,10 @@ const readable = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
 function body(layout: Layout, input: CertificateInput) {
   const { view } = input
   layout.text('Travel protection certificate', { size: 20, bold: true, after: 2 })
-  layout.text('A specimen from the travel protection sandbox, for testing an integration. It insures nobody and nothing, and carries over to nothing in production.', { color: MUTED, after: 6 })
+  layout.text(
+    'A specimen from the travel protection sandbox, for testing an integration. It insures nobody and nothing, and carries over to nothing in production.',
+    { color: MUTED, after: 6 },
+  )
 
   layout.heading('References')
   layout.field('Policy reference', view.policy_ref)
@@ -165,7 +186,10 @@ function body(layout: Layout, input: CertificateInput) {
   for (const endorsement of view.endorsements) {
     layout.keep(32)
     layout.text(`#${endorsement.sequence}  ${readable(endorsement.created_at)}  ${endorsement.scenario}`, { bold: true })
-    layout.text(`${endorsement.field}: ${endorsement.old_value ?? 'none'} to ${endorsement.new_value}; premium change ${signed(endorsement.premium_change, input)}`, { indent: 16, after: 3 })
+    layout.text(
+      `${endorsement.field}: ${endorsement.old_value ?? 'none'} to ${endorsement.new_value}; premium change ${signed(endorsement.premium_change, input)}`,
+      { indent: 16, after: 3 },
+    )
   }
 }
 

@@ -30,9 +30,7 @@ export function checkedKey(key: string | null, sessionToken: string): string | u
 export function fingerprint(key: string | undefined, operation: string, body: unknown): string {
   if (key === undefined) return ''
   const canonical = JSON.stringify(body, (_, value) =>
-    value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : value,
+    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1))) : value,
   )
   return createHash('sha256').update(`${operation}\n${canonical}`).digest('hex')
 }

@@ -25,7 +25,6 @@ import { isoTimestamp } from '../../domain/dates'
 
 const REPLAYED = { 'idempotent-replayed': 'true' }
 
-
 /** The certificate's errors are the envelope; its success is the PDF's bytes (the document says application/pdf, docs.ts). */
 const { 200: _json, ...certificateErrors } = responses(ReadData, ['policy_not_found', 'document_not_ready'])
 const CertificateResponses = { ...certificateErrors, 200: Type.Uint8Array({ description: 'The specimen certificate, application/pdf.' }) }
@@ -57,39 +56,57 @@ function refuseUntilReady(readyAt: number, now: number): void {
 export function policyRoutes(admission: SessionAdmission, services: Services) {
   return new Elysia({ name: 'policy-routes' })
     .use(admission)
-    .post(
-      PATHS.issue,
-      async ({ sandbox, body, request, set }) => answer(sandbox, set.headers, await issuePolicy(services, caller(sandbox, request), body)),
-      {
-        body: IssueBody,
-        headers: idempotentHeaders(PATHS.issue),
-        response: responses(PolicyData, ['trip_too_long', 'too_many_travellers', 'plan_not_found', 'plan_mismatch', 'price_changed', 'insurer_declined', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
-        detail: {
-          summary: 'Issue a policy',
-          description: 'Issues a sandbox policy against a plan from a search in this session. Send `Idempotency-Key` to make retries safe. '
-            + '`Sandbox-Outcome: insurer_declined`, `price_changed` or `document_pending` answers as the insurer\'s decline, a price change at bind '
-            + 'or a late certificate would, after every other check.',
-        },
+    .post(PATHS.issue, async ({ sandbox, body, request, set }) => answer(sandbox, set.headers, await issuePolicy(services, caller(sandbox, request), body)), {
+      body: IssueBody,
+      headers: idempotentHeaders(PATHS.issue),
+      response: responses(PolicyData, [
+        'trip_too_long',
+        'too_many_travellers',
+        'plan_not_found',
+        'plan_mismatch',
+        'price_changed',
+        'insurer_declined',
+        'idempotency_key_reused',
+        'upstream_unavailable',
+        'upstream_invalid',
+      ]),
+      detail: {
+        summary: 'Issue a policy',
+        description:
+          'Issues a sandbox policy against a plan from a search in this session. Send `Idempotency-Key` to make retries safe. ' +
+          "`Sandbox-Outcome: insurer_declined`, `price_changed` or `document_pending` answers as the insurer's decline, a price change at bind " +
+          'or a late certificate would, after every other check.',
       },
-    )
+    })
     .post(
       PATHS.modify,
-      async ({ sandbox, body, params, request, set }) => answer(sandbox, set.headers, await modifyPolicy(services, caller(sandbox, request), params.policy_ref, body)),
+      async ({ sandbox, body, params, request, set }) =>
+        answer(sandbox, set.headers, await modifyPolicy(services, caller(sandbox, request), params.policy_ref, body)),
       {
         body: ModifyBody,
         params: PolicyParams,
         headers: idempotentHeaders(PATHS.modify),
-        response: responses(ModifyData, ['trip_too_long', 'policy_not_found', 'policy_cancelled', 'scenario_not_applicable', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
+        response: responses(ModifyData, [
+          'trip_too_long',
+          'policy_not_found',
+          'policy_cancelled',
+          'scenario_not_applicable',
+          'idempotency_key_reused',
+          'upstream_unavailable',
+          'upstream_invalid',
+        ]),
         detail: {
           summary: 'Modify a policy',
-          description: 'Applies one correction scenario. Send `Idempotency-Key` to make retries safe. With `"preview": true`, answers what the '
-            + 'correction would do (the changed field, the new premium, `premium_change`) and changes nothing.',
+          description:
+            'Applies one correction scenario. Send `Idempotency-Key` to make retries safe. With `"preview": true`, answers what the ' +
+            'correction would do (the changed field, the new premium, `premium_change`) and changes nothing.',
         },
       },
     )
     .post(
       PATHS.cancel,
-      async ({ sandbox, body, params, request, set }) => answer(sandbox, set.headers, await cancelPolicy(services, caller(sandbox, request), params.policy_ref, body)),
+      async ({ sandbox, body, params, request, set }) =>
+        answer(sandbox, set.headers, await cancelPolicy(services, caller(sandbox, request), params.policy_ref, body)),
       {
         body: CancelBody,
         params: PolicyParams,
@@ -97,9 +114,10 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
         response: responses(CancelData, ['policy_not_found', 'policy_cancelled', 'idempotency_key_reused', 'upstream_unavailable', 'upstream_invalid']),
         detail: {
           summary: 'Cancel a policy',
-          description: 'Cancels the policy with a refund: the whole premium before the start date, the unused whole days pro rata from the start '
-            + 'date, nothing after the end date. With `{"preview": true}`, answers the refund and changes nothing. '
-            + 'Send `Idempotency-Key` to make retries safe.',
+          description:
+            'Cancels the policy with a refund: the whole premium before the start date, the unused whole days pro rata from the start ' +
+            'date, nothing after the end date. With `{"preview": true}`, answers the refund and changes nothing. ' +
+            'Send `Idempotency-Key` to make retries safe.',
         },
       },
     )
@@ -117,8 +135,9 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
         response: responses(ReadData, ['policy_not_found']),
         detail: {
           summary: 'Read a policy',
-          description: 'The policy as it stands (current trip, partner_reference, status, premium, documents, its cancellation and refund) '
-            + 'and every endorsement, oldest first. Changes nothing.',
+          description:
+            'The policy as it stands (current trip, partner_reference, status, premium, documents, its cancellation and refund) ' +
+            'and every endorsement, oldest first. Changes nothing.',
         },
       },
     )
@@ -142,9 +161,10 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
         response: CertificateResponses,
         detail: {
           summary: 'Download the policy certificate',
-          description: 'The `policy_certificate` document as a PDF: a specimen marked SPECIMEN — SANDBOX — NOT INSURANCE on every page, '
-            + '(and CANCELLED, with the refund, once cancelled), the same bytes for the same policy state. `document_not_ready` (with '
-            + '`Retry-After`) while the certificate is `pending`. Errors are the JSON envelope.',
+          description:
+            'The `policy_certificate` document as a PDF: a specimen marked SPECIMEN — SANDBOX — NOT INSURANCE on every page, ' +
+            '(and CANCELLED, with the refund, once cancelled), the same bytes for the same policy state. `document_not_ready` (with ' +
+            '`Retry-After`) while the certificate is `pending`. Errors are the JSON envelope.',
         },
       },
     )

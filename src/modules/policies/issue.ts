@@ -66,7 +66,14 @@ async function issueUpstream(services: Deps, caller: Caller, quote: Quote<Plan>,
 }
 
 /** The policy a bound quote becomes, with references of its own; its certificate later with a forced `document_pending`. */
-function newPolicy(caller: Caller, quote: Quote<Plan>, request: IssueRequest, premiumMinor: number, upstreamRef: string | null, now: number): Omit<PolicyRecord, 'id'> {
+function newPolicy(
+  caller: Caller,
+  quote: Quote<Plan>,
+  request: IssueRequest,
+  premiumMinor: number,
+  upstreamRef: string | null,
+  now: number,
+): Omit<PolicyRecord, 'id'> {
   return {
     sessionId: caller.session.id,
     ref: `pol_sbx_${hexId()}`,
@@ -116,7 +123,8 @@ async function matchingQuote(services: Deps, sessionId: number, request: IssueRe
     })
   }
   const mismatches = tripDifferences(quote.trip, request.trip)
-  if (quote.ages.join() !== agesKey(request.travellers).join()) mismatches.push({ field: 'travellers', issue: 'ages differ from the search that returned this plan' })
+  if (quote.ages.join() !== agesKey(request.travellers).join())
+    mismatches.push({ field: 'travellers', issue: 'ages differ from the search that returned this plan' })
   if (mismatches.length > 0) {
     throw new ApiError('plan_mismatch', { details: mismatches })
   }

@@ -29,7 +29,14 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
   // The scenario is applied to the policy as it is now, in the transaction that writes it.
   return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
     const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
-    const { updated, endorsement, history, answer } = corrected(services, current, await stores.policies.endorsements(current.id), request, now, upstream?.premiumMinor)
+    const { updated, endorsement, history, answer } = corrected(
+      services,
+      current,
+      await stores.policies.endorsements(current.id),
+      request,
+      now,
+      upstream?.premiumMinor,
+    )
     // The correction and its event are written together (on PostgreSQL, pipelined: one round trip).
     await Promise.all([
       stores.policies.endorse(updated, endorsement, history.length),
@@ -46,9 +53,15 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
 async function previewModify(services: Deps, caller: Caller, ref: string, request: ModifyRequest) {
   const policy = refuseCancelled(await livePolicy(services, caller.session.id, ref))
   const correction = applyScenario(policy, request)
-  const premiumMinor = policy.source === 'uat_gateway'
-    ? (await insurerOf(services).endorse(upstreamCorrection(policy, request, correction, true), { requestId: caller.requestId, idempotencyKey: randomUUID() })).premiumMinor
-    : simulatedPremium(services, policy, correction.trip)
+  const premiumMinor =
+    policy.source === 'uat_gateway'
+      ? (
+          await insurerOf(services).endorse(upstreamCorrection(policy, request, correction, true), {
+            requestId: caller.requestId,
+            idempotencyKey: randomUUID(),
+          })
+        ).premiumMinor
+      : simulatedPremium(services, policy, correction.trip)
   const data = { preview: true as const, ...correctionPayload(services, policy, correction, premiumMinor) }
   return { data: { mode: policy.source, data }, replayed: false }
 }
@@ -65,10 +78,10 @@ async function endorseUpstream(services: Deps, caller: Caller, policy: PolicyRec
     if (await earlierAnswer(services.storage, caller.session.id, key, print)) return null
     throw error
   }
-  return insurerOf(services).endorse(
-    upstreamCorrection(policy, request, correction, false),
-    { requestId: caller.requestId, idempotencyKey: upstreamKey(caller.session.ref, key, `modify ${policy.ref}`) },
-  )
+  return insurerOf(services).endorse(upstreamCorrection(policy, request, correction, false), {
+    requestId: caller.requestId,
+    idempotencyKey: upstreamKey(caller.session.ref, key, `modify ${policy.ref}`),
+  })
 }
 
 /** A correction of a UAT policy in the insurer's terms; `dryRun`: priced, not applied. */
@@ -107,7 +120,14 @@ function correctionPayload(services: Deps, policy: PolicyRecord, correction: Cor
  * The correction of `policy` (held by the caller's transaction) and its endorsement, written by the
  * caller: `earlier`, the history read once, numbers it (no gap: the position is the sequence).
  */
-function corrected(services: Deps, policy: PolicyRecord, earlier: EndorsementRecord[], request: ModifyRequest, now: number, upstreamPremiumMinor: number | undefined) {
+function corrected(
+  services: Deps,
+  policy: PolicyRecord,
+  earlier: EndorsementRecord[],
+  request: ModifyRequest,
+  now: number,
+  upstreamPremiumMinor: number | undefined,
+) {
   const correction = applyScenario(policy, request)
   const premiumMinor = upstreamPremiumMinor ?? simulatedPremium(services, policy, correction.trip)
   const premiumChangeMinor = premiumMinor - policy.premiumMinor

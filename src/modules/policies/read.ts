@@ -83,7 +83,7 @@ export async function findPolicy(policies: PolicyStore, sessionId: number, ref: 
 export function issuedPayload(services: Pick<Services, 'catalogue'>, policy: PolicyRecord, now: number) {
   const certificate = {
     type: 'policy_certificate' as const,
-    state: now < policy.documentReadyAt ? 'pending' as const : 'ready' as const,
+    state: now < policy.documentReadyAt ? ('pending' as const) : ('ready' as const),
     format: 'pdf' as const,
     ready_at: isoTimestamp(policy.documentReadyAt),
   }

@@ -47,8 +47,7 @@ export function applyScenario(current: { trip: Trip; partnerReference: string | 
         throw notApplicable('extendEarlier', 'new_end_date', `must be after ${trip.end_date}`)
       }
       if (request.scenario === 'shorten_end_date' && (next >= end || next < start)) {
-        throw notApplicable('shortenOutside', 'new_end_date',
-          `must be from ${trip.start_date} to the day before ${trip.end_date}`)
+        throw notApplicable('shortenOutside', 'new_end_date', `must be from ${trip.start_date} to the day before ${trip.end_date}`)
       }
       enforceTripLength(trip.start_date, to)
       return { ...current, trip: { ...trip, end_date: to }, changes: { end_date: { from: trip.end_date, to } } }

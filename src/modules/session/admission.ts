@@ -24,48 +24,49 @@ export interface AdmissionDeps {
 }
 
 export function sessionAdmission({ config, clock, storage }: AdmissionDeps) {
-  return new Elysia({ name: 'session-admission' })
-    .derive({ as: 'global' }, async ({ request, cookie, route, set }) => {
-      const state = stateOf(request)
-      const now = (state.admittedAt = clock())
-      const explicit = route === PATHS.session
-      const sessionCookie = cookie[SESSION_COOKIE]!
-      // Read before a new session's cookie is set over it. An empty value is the cleared cookie that
-      // a client copying Set-Cookie by hand sends back after session_expired: no cookie. Any other
-      // value (garbled included) was sent as one, and is told it is not known rather than missing.
-      const carriedCookie = sessionCookie.value !== undefined && sessionCookie.value !== ''
-      const token = explicit ? null : tokenOf(sessionCookie.value)
-      const minted: { token: string | null } = { token: null }
-      const admission = await storage.admit({
-        tokenHash: token === null ? null : hashToken(token),
-        network: state.network,
-        now,
-        // Minted only when the storage creates a session: a live cookie needs no new token.
-        create: explicit ? null : () => {
-          const session = mintSession(now, config.sessionTtlSeconds)
-          minted.token = session.token
-          return session
-        },
-      })
-      if (admission.kind === 'expired') {
-        setSessionCookie(sessionCookie, request, config, null, 0)
-        throw new ApiError('session_expired', { variant: 'ended' })
-      }
-      state.session = admission.session
-      state.rate = admission.status
-      Object.assign(set.headers, rateLimitHeaders(admission.status, config.rateWindowSeconds, now))
-      if (admission.kind === 'refused') {
-        const { status } = admission
-        throw new ApiError('rate_limited', {
-          values: { limit: status.limit, windowSeconds: config.rateWindowSeconds, byDefault: config.rateLimitByDefault },
-          retryAfter: status.retryAfter,
-        })
-      }
-      if (admission.created && minted.token) setSessionCookie(sessionCookie, request, config, minted.token, config.sessionTtlSeconds)
-      state.implicitSession = admission.created && !explicit ? (carriedCookie ? 'unknown_cookie' : 'no_cookie') : null
-      state.sessionToken = admission.created ? minted.token : admission.session && token
-      return { sandbox: state }
+  return new Elysia({ name: 'session-admission' }).derive({ as: 'global' }, async ({ request, cookie, route, set }) => {
+    const state = stateOf(request)
+    const now = (state.admittedAt = clock())
+    const explicit = route === PATHS.session
+    const sessionCookie = cookie[SESSION_COOKIE]!
+    // Read before a new session's cookie is set over it. An empty value is the cleared cookie that
+    // a client copying Set-Cookie by hand sends back after session_expired: no cookie. Any other
+    // value (garbled included) was sent as one, and is told it is not known rather than missing.
+    const carriedCookie = sessionCookie.value !== undefined && sessionCookie.value !== ''
+    const token = explicit ? null : tokenOf(sessionCookie.value)
+    const minted: { token: string | null } = { token: null }
+    const admission = await storage.admit({
+      tokenHash: token === null ? null : hashToken(token),
+      network: state.network,
+      now,
+      // Minted only when the storage creates a session: a live cookie needs no new token.
+      create: explicit
+        ? null
+        : () => {
+            const session = mintSession(now, config.sessionTtlSeconds)
+            minted.token = session.token
+            return session
+          },
     })
+    if (admission.kind === 'expired') {
+      setSessionCookie(sessionCookie, request, config, null, 0)
+      throw new ApiError('session_expired', { variant: 'ended' })
+    }
+    state.session = admission.session
+    state.rate = admission.status
+    Object.assign(set.headers, rateLimitHeaders(admission.status, config.rateWindowSeconds, now))
+    if (admission.kind === 'refused') {
+      const { status } = admission
+      throw new ApiError('rate_limited', {
+        values: { limit: status.limit, windowSeconds: config.rateWindowSeconds, byDefault: config.rateLimitByDefault },
+        retryAfter: status.retryAfter,
+      })
+    }
+    if (admission.created && minted.token) setSessionCookie(sessionCookie, request, config, minted.token, config.sessionTtlSeconds)
+    state.implicitSession = admission.created && !explicit ? (carriedCookie ? 'unknown_cookie' : 'no_cookie') : null
+    state.sessionToken = admission.created ? minted.token : admission.session && token
+    return { sandbox: state }
+  })
 }
 
 /** The admission step, which every route plugin uses for the `sandbox` it derives. */

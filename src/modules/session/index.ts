@@ -12,9 +12,9 @@ import { lifetimeSeconds, mintSession, sessionPayload } from './service'
 
 export function sessionRoutes(admission: SessionAdmission, services: Services) {
   const { storage, config } = services
-  return new Elysia({ name: 'session-routes' })
-    .use(admission)
-    .post(PATHS.session, async ({ sandbox, cookie, request, body }) => {
+  return new Elysia({ name: 'session-routes' }).use(admission).post(
+    PATHS.session,
+    async ({ sandbox, cookie, request, body }) => {
       // Only now, with every check passed: a failed call keeps the caller's session and cookie.
       // Explicit creation ignores any cookie sent.
       const now = sandbox.admittedAt
@@ -24,11 +24,17 @@ export function sessionRoutes(admission: SessionAdmission, services: Services) {
       sandbox.sessionToken = minted.token
       setSessionCookie(cookie[SESSION_COOKIE]!, request, config, minted.token, lifetime)
       return success(sandbox, sessionPayload(sandbox.session, config, lifetime))
-    }, {
+    },
+    {
       body: SessionBody,
       headers: outcomeHeaders(PATHS.session),
       response: responses(SessionData, []),
-      detail: { summary: 'Create a session', description: 'Always opens a fresh anonymous session and sets the `sbx_session` cookie. '
-        + 'Send `{"lifetime_minutes": 1}` for a session that ends in a minute, to test `session_expired` handling.' },
-    })
+      detail: {
+        summary: 'Create a session',
+        description:
+          'Always opens a fresh anonymous session and sets the `sbx_session` cookie. ' +
+          'Send `{"lifetime_minutes": 1}` for a session that ends in a minute, to test `session_expired` handling.',
+      },
+    },
+  )
 }

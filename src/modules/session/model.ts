@@ -3,14 +3,20 @@ import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 
 /** Explicit creation: an empty body, `{}`, or a shorter lifetime for testing expiry. */
-export const SessionBody = t.Object({
-  lifetime_minutes: t.Optional(Type.Integer({
-    minimum: 1,
-    maximum: 60,
-    description: 'A shorter session, to test `session_expired` handling: 1 to 60 whole minutes (never longer than the server\'s own lifetime). Default: the server\'s lifetime.',
-    'x-issue': 'must be a whole number of minutes from 1 to 60',
-  })),
-}, { additionalProperties: false, 'x-issue': 'must be an object' })
+export const SessionBody = t.Object(
+  {
+    lifetime_minutes: t.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 60,
+        description:
+          "A shorter session, to test `session_expired` handling: 1 to 60 whole minutes (never longer than the server's own lifetime). Default: the server's lifetime.",
+        'x-issue': 'must be a whole number of minutes from 1 to 60',
+      }),
+    ),
+  },
+  { additionalProperties: false, 'x-issue': 'must be an object' },
+)
 
 export const SessionData = t.Object({
   session_ref: t.String({ pattern: '^sbx_[0-9a-f]+$', description: 'Public session reference; not the cookie.' }),

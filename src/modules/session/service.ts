@@ -63,5 +63,4 @@ export function inLiveSession<T>(storage: Storage, sessionId: number, now: numbe
   })
 }
 
-export const sessionEnded = () =>
-  new ApiError('session_expired', { variant: 'endedInFlight' })
+export const sessionEnded = () => new ApiError('session_expired', { variant: 'endedInFlight' })

@@ -46,13 +46,14 @@ function startCheckpointer(db: Database, path: string, url: string) {
   worker.postMessage({ start: { path, everyMs: 200 } })
   ;(worker as Worker & { unref(): void }).unref() // Bun: the worker does not keep the process alive
   /** The next report, the worker's end, or `ms`, whichever comes first. */
-  const nextReport = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    reported = () => {
-      clearTimeout(timer)
-      resolve()
-    }
-  })
+  const nextReport = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms)
+      reported = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
   return {
     /**
      * Resolves at once while the WAL is small; past the mark, once a checkpoint begun after the call

@@ -42,12 +42,7 @@ interface RuntimeStatement {
 }
 
 /** Pragmas every connection gets on open: WAL for concurrent readers, a wait instead of SQLITE_BUSY. */
-const OPEN_PRAGMAS = [
-  'PRAGMA journal_mode = WAL',
-  'PRAGMA synchronous = NORMAL',
-  'PRAGMA busy_timeout = 5000',
-  'PRAGMA foreign_keys = ON',
-]
+const OPEN_PRAGMAS = ['PRAGMA journal_mode = WAL', 'PRAGMA synchronous = NORMAL', 'PRAGMA busy_timeout = 5000', 'PRAGMA foreign_keys = ON']
 
 /**
  * The connection over a runtime's open database, its pragmas applied. The libraries differ only in

@@ -79,18 +79,20 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
 
     recordAttempt: (eventId, lease, attempt, nextAt) => guarded(() => deliveries.record(eventId, lease, attempt, nextAt)),
 
-    sweep: (now) => guarded(async () => {
-      offset = await databaseClockOffset(sql)
-      return sweepInBatches(batch, now)
-    }),
+    sweep: (now) =>
+      guarded(async () => {
+        offset = await databaseClockOffset(sql)
+        return sweepInBatches(batch, now)
+      }),
 
     flush: async () => {},
 
     // Ready means writable: a standby after a failover answers reads but refuses every admission.
-    ping: () => guarded(async () => {
-      const [row] = await sql<{ read_only: string }[]>`SELECT current_setting('transaction_read_only') AS read_only`
-      if (row!.read_only === 'on') throw new StorageUnavailable('25006 read-only')
-    }),
+    ping: () =>
+      guarded(async () => {
+        const [row] = await sql<{ read_only: string }[]>`SELECT current_setting('transaction_read_only') AS read_only`
+        if (row!.read_only === 'on') throw new StorageUnavailable('25006 read-only')
+      }),
 
     clock: () => Date.now() + offset,
 

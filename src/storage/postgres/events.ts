@@ -95,18 +95,19 @@ export function deliveryQueue(sql: Sql<any>) {
         RETURNING d.event_id, due.session_id, d.claimed_until, d.attempts, due.ref, due.type, due.body, due.url, due.secret`
       return rows.map(deliveryFromRow)
     },
-    record: (eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null) => inTransaction(sql, async (tx) => {
-      // The delivery's row lock orders concurrent records of one event (their attempt numbers).
-      const [held] = await tx<{ claimed_until: number }[]>`SELECT claimed_until FROM deliveries WHERE event_id = ${eventId} FOR UPDATE`
-      if (!held) return
-      await tx`INSERT INTO delivery_attempts (event_id, attempt, at, status, error)
+    record: (eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null) =>
+      inTransaction(sql, async (tx) => {
+        // The delivery's row lock orders concurrent records of one event (their attempt numbers).
+        const [held] = await tx<{ claimed_until: number }[]>`SELECT claimed_until FROM deliveries WHERE event_id = ${eventId} FOR UPDATE`
+        if (!held) return
+        await tx`INSERT INTO delivery_attempts (event_id, attempt, at, status, error)
         SELECT ${eventId}, COALESCE(MAX(attempt), 0) + 1, ${attempt.at}, ${attempt.status}, ${attempt.error} FROM delivery_attempts WHERE event_id = ${eventId}`
-      if (held.claimed_until !== lease) return
-      // An endpoint removed while the attempt was out leaves nothing to try again.
-      await tx`
+        if (held.claimed_until !== lease) return
+        // An endpoint removed while the attempt was out leaves nothing to try again.
+        await tx`
         UPDATE deliveries d SET attempts = attempts + 1, claimed_until = 0,
           next_at = CASE WHEN EXISTS (SELECT 1 FROM events e JOIN webhooks w ON w.session_id = e.session_id WHERE e.id = d.event_id) THEN ${nextAt}::bigint END
         WHERE d.event_id = ${eventId}`
-    }),
+      }),
   }
 }

@@ -72,7 +72,9 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX policies_by_session ON policies (session_id);
 
-  ` + ENDORSEMENTS_AND_IDEMPOTENCY(TYPES) + `
+  ` +
+    ENDORSEMENTS_AND_IDEMPOTENCY(TYPES) +
+    `
 
   -- A key's requests still in the window (before this one), the oldest of them, and how many
   -- recorded hits have left it. One statement, so one snapshot: another instance may prune the key

@@ -15,7 +15,15 @@ export function rateLimitStore(sql: Sql<any>, policy: WindowPolicy) {
   return {
     async admit({ tokenHash, network, now, create: mint }: AdmissionRequest): Promise<Admission> {
       const create = mint?.()
-      const [row] = await sql<{ outcome: 'expired' | 'refused' | 'admitted'; session_id: number | null; session_ref: string | null; session_expires: number | null; readings: ReadingRow[] | null }[]>`
+      const [row] = await sql<
+        {
+          outcome: 'expired' | 'refused' | 'admitted'
+          session_id: number | null
+          session_ref: string | null
+          session_expires: number | null
+          readings: ReadingRow[] | null
+        }[]
+      >`
         SELECT * FROM sandbox_admit(${tokenHash}, ${network}, ${now}, ${policy.windowMs}, ${policy.limit},
           ${create?.ref ?? null}, ${create?.tokenHash ?? null}, ${create?.expiresAt ?? null})`
       if (row!.outcome === 'expired') return { kind: 'expired' }

@@ -128,11 +128,12 @@ export function sqliteDriver(connection: SqliteConnection, prelude?: Prelude): S
     releaseConnection,
     provideConnection,
     groupCommit: groupCommit((run) => void provideConnection(run), prelude),
-    destroy: () => provideConnection(async () => {
-      await connection.beforeClose?.()
-      connection.exec('PRAGMA wal_checkpoint(TRUNCATE)')
-      connection.close()
-    }),
+    destroy: () =>
+      provideConnection(async () => {
+        await connection.beforeClose?.()
+        connection.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+        connection.close()
+      }),
   }
 }
 
@@ -159,7 +160,7 @@ const MOST_PER_BATCH = 64
  * requests pipelined behind it (oven-sh/bun#38128), which simulation mode must not do.
  */
 function groupCommit(inTurn: (run: (connection: SqliteConnection) => Promise<void>) => void, prelude?: Prelude) {
-  let queue: Queued[] = []
+  const queue: Queued[] = []
   let scheduled = false
 
   function schedule() {
@@ -191,7 +192,11 @@ async function runBatch(connection: SqliteConnection, batch: Queued[], prelude?:
   for (const [index, queued] of batch.entries()) {
     if (!open) {
       try {
-        open = begin(connection, prelude, batch.slice(index).some((waiting) => waiting.member.everything))
+        open = begin(
+          connection,
+          prelude,
+          batch.slice(index).some((waiting) => waiting.member.everything),
+        )
       } catch (error) {
         // The lock did not come within busy_timeout, or the file takes no write: the rest of the
         // batch would fail as well.

@@ -112,10 +112,12 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     }
   })
   /** A member's work; members of a batch run one at a time (driver.ts), each with a clean slate. */
-  const member = <T>(work: (stores: Stores) => Promise<T>) => () => {
-    memberFailure = null
-    return work(inTransactionStores)
-  }
+  const member =
+    <T>(work: (stores: Stores) => Promise<T>) =>
+    () => {
+      memberFailure = null
+      return work(inTransactionStores)
+    }
 
   return {
     ...storesAround(stores, inTurn),
@@ -123,7 +125,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     // Only a token memory does not know (expired before this process started, or unknown) is read from the file.
     admit: async (request) => {
       const { tokenHash, now } = request
-      const found = tokenHash === null ? undefined : sessions.cached(tokenHash) ?? await inTurn(() => sessions.read(tokenHash, now))
+      const found = tokenHash === null ? undefined : (sessions.cached(tokenHash) ?? (await inTurn(() => sessions.read(tokenHash, now))))
       return admitFound(request, found)
     },
 
@@ -141,7 +143,7 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
       // What memory holds goes first, so the sweep sees every session; a full file is swept all the same.
       await behind.flush().catch(() => {})
       // A sweep still running at shutdown stops at its next batch, before the connection closes.
-      const swept = await sweepInBatches((at) => closing ? Promise.resolve(NOTHING_SWEPT) : inTurn(() => batch(at)), now, db.walSettled)
+      const swept = await sweepInBatches((at) => (closing ? Promise.resolve(NOTHING_SWEPT) : inTurn(() => batch(at))), now, db.walSettled)
       rates.forgetIdle(now)
       return swept
     },

@@ -10,9 +10,7 @@ import { CANDIDATES } from '../storage'
 
 export function eventStore(db: SqliteConnection) {
   const insert = db.prepare<{ id: number }>('INSERT INTO events (ref, session_id, type, at, body) VALUES (?, ?, ?, ?, ?) RETURNING id')
-  const queue = db.prepare(
-    'INSERT INTO deliveries (event_id, next_at) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ?)',
-  )
+  const queue = db.prepare('INSERT INTO deliveries (event_id, next_at) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE session_id = ?)')
   const page = db.prepare<EventRow>(
     `SELECT * FROM events WHERE session_id = ? AND id > ?
        AND id < COALESCE((SELECT MIN(id) FROM events WHERE session_id = ? AND at > ?), 9007199254740991)
@@ -21,9 +19,7 @@ export function eventStore(db: SqliteConnection) {
   const queued = db.prepare<{ event_id: number; next_at: number | null }>(
     'SELECT event_id, next_at FROM deliveries WHERE event_id IN (SELECT value FROM json_each(?))',
   )
-  const attempts = db.prepare<AttemptRow>(
-    'SELECT * FROM delivery_attempts WHERE event_id IN (SELECT value FROM json_each(?)) ORDER BY event_id, attempt',
-  )
+  const attempts = db.prepare<AttemptRow>('SELECT * FROM delivery_attempts WHERE event_id IN (SELECT value FROM json_each(?)) ORDER BY event_id, attempt')
   const byRef = db.prepare<EventRow>('SELECT * FROM events WHERE session_id = ? AND ref = ?')
   const requeue = db.prepare(
     `INSERT INTO deliveries (event_id, next_at) VALUES (?, ?)
@@ -105,10 +101,12 @@ export function deliveryQueue(db: SqliteConnection) {
       // A plain read first: most polls find nothing due and need not take the write lock.
       const skipped = JSON.stringify(skip)
       if (!anyDue.get(now, now, skipped)) return []
-      return inTransaction(db, () => due.all(now, now, skipped, perSession, limit).map((row) => {
-        claim.run(now + leaseMs, row.event_id)
-        return deliveryFromRow({ ...row, claimed_until: now + leaseMs })
-      }))
+      return inTransaction(db, () =>
+        due.all(now, now, skipped, perSession, limit).map((row) => {
+          claim.run(now + leaseMs, row.event_id)
+          return deliveryFromRow({ ...row, claimed_until: now + leaseMs })
+        }),
+      )
     },
     record(eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): void {
       inTransaction(db, () => {

@@ -5,7 +5,14 @@ const STORAGE_FAULTS = /^SQLITE_(READONLY|FULL|IOERR|CANTOPEN|BUSY|LOCKED|CORRUP
 
 /** SQLite's primary result codes for the same faults: `node:sqlite` reports only the number. */
 const FAULT_NUMBERS: Record<number, string> = {
-  5: 'SQLITE_BUSY', 6: 'SQLITE_LOCKED', 8: 'SQLITE_READONLY', 10: 'SQLITE_IOERR', 11: 'SQLITE_CORRUPT', 13: 'SQLITE_FULL', 14: 'SQLITE_CANTOPEN', 26: 'SQLITE_NOTADB',
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  8: 'SQLITE_READONLY',
+  10: 'SQLITE_IOERR',
+  11: 'SQLITE_CORRUPT',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+  26: 'SQLITE_NOTADB',
 }
 
 /** The storage fault behind an error, or undefined when it is not one. */

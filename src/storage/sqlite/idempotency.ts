@@ -3,12 +3,8 @@ import type { StoredAnswer } from '../storage'
 import type { SqliteConnection } from '../drivers/connection'
 
 export function idempotencyStore(db: SqliteConnection) {
-  const find = db.prepare<{ fingerprint: string; response: string }>(
-    'SELECT fingerprint, response FROM idempotency WHERE session_id = ? AND key = ?',
-  )
-  const insert = db.prepare(
-    'INSERT INTO idempotency (session_id, key, fingerprint, response, created_at) VALUES (?, ?, ?, ?, ?)',
-  )
+  const find = db.prepare<{ fingerprint: string; response: string }>('SELECT fingerprint, response FROM idempotency WHERE session_id = ? AND key = ?')
+  const insert = db.prepare('INSERT INTO idempotency (session_id, key, fingerprint, response, created_at) VALUES (?, ?, ?, ?, ?)')
   return {
     find(sessionId: number, key: string): StoredAnswer | undefined {
       const row = find.get(sessionId, key)

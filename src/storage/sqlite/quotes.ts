@@ -24,14 +24,16 @@ export function quoteStore(db: SqliteConnection) {
   const recorded = db.prepare<Pick<QuoteRow, 'plan_id' | 'source' | 'upstream_ref'>>(
     'SELECT plan_id, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id IN (SELECT value FROM json_each(?))',
   )
-  const byPlanId = db.prepare<QuoteRow>(
-    'SELECT plan_id, trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?',
-  )
+  const byPlanId = db.prepare<QuoteRow>('SELECT plan_id, trip, ages, currency, plan, source, upstream_ref FROM quotes WHERE session_id = ? AND plan_id = ?')
   // A later search of the same plan in a session replaces what an earlier one recorded.
-  const pending = unwritten<UnwrittenQuotes>(() => new Map(), (held) => held.size, (taken, newer) => {
-    for (const [sessionId, quotes] of newer) taken.set(sessionId, new Map([...taken.get(sessionId) ?? [], ...quotes]))
-    return taken
-  })
+  const pending = unwritten<UnwrittenQuotes>(
+    () => new Map(),
+    (held) => held.size,
+    (taken, newer) => {
+      for (const [sessionId, quotes] of newer) taken.set(sessionId, new Map([...(taken.get(sessionId) ?? []), ...quotes]))
+      return taken
+    },
+  )
   // Per live session, the last search found recorded as it stands: a partner repeating it is
   // answered without reading the file.
   const lastRecorded = new Map<number, string>()
@@ -39,7 +41,12 @@ export function quoteStore(db: SqliteConnection) {
 
   function notRecorded(sessionId: number, quotes: Quote[]): Quote[] {
     const held = pending.held.get(sessionId)
-    const notHeld = held ? unsavedQuotes(quotes, [...held.values()].map(({ planId, source, upstreamRef }) => ({ plan_id: planId, source, upstream_ref: upstreamRef }))) : quotes
+    const notHeld = held
+      ? unsavedQuotes(
+          quotes,
+          [...held.values()].map(({ planId, source, upstreamRef }) => ({ plan_id: planId, source, upstream_ref: upstreamRef })),
+        )
+      : quotes
     if (notHeld.length === 0) return []
     return unsavedQuotes(notHeld, recorded.all(sessionId, JSON.stringify(notHeld.map((quote) => quote.planId))))
   }

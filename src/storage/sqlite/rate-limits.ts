@@ -22,14 +22,18 @@ export type UnwrittenHits = Map<string, Map<number, number>>
 
 export function rateWindows(policy: WindowPolicy) {
   const windows = new Map<string, Window>()
-  const counted = unwritten<UnwrittenHits>(() => new Map(), (held) => held.size, (taken, newer) => {
-    for (const [key, perTenth] of newer) {
-      const into = taken.get(key) ?? new Map<number, number>()
-      for (const [at, hits] of perTenth) into.set(at, (into.get(at) ?? 0) + hits)
-      taken.set(key, into)
-    }
-    return taken
-  })
+  const counted = unwritten<UnwrittenHits>(
+    () => new Map(),
+    (held) => held.size,
+    (taken, newer) => {
+      for (const [key, perTenth] of newer) {
+        const into = taken.get(key) ?? new Map<number, number>()
+        for (const [at, hits] of perTenth) into.set(at, (into.get(at) ?? 0) + hits)
+        taken.set(key, into)
+      }
+      return taken
+    },
+  )
 
   /** The key's window with the hits that left it dropped (and their room given back now and then). */
   function current(key: string, now: number): Window | undefined {

@@ -23,7 +23,11 @@ export function sessionStore(db: SqliteConnection) {
   // Live sessions seen since start, by token hash and by id; the log answers for the others.
   const byToken = new Map<string, SessionRow>()
   const tokenOf = new Map<number, string>()
-  const created = unwritten<NewSessionRow[]>(() => [], (held) => held.length, (taken, newer) => taken.concat(newer))
+  const created = unwritten<NewSessionRow[]>(
+    () => [],
+    (held) => held.length,
+    (taken, newer) => taken.concat(newer),
+  )
 
   function remember(tokenHash: string, session: SessionRow): SessionRow {
     byToken.set(tokenHash, session)

@@ -17,32 +17,32 @@ export function sweepBatch(db: SqliteConnection, windowMs: number, withHeadroom:
   const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
   const owned = ['quotes', 'policies', 'idempotency', 'events', 'webhooks'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
   const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
-  const forgetTombstones = db.prepare(
-    'DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purged = 1 AND expires_at <= ? LIMIT ?)',
-  )
+  const forgetTombstones = db.prepare('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purged = 1 AND expires_at <= ? LIMIT ?)')
   const tidyCounters = rateCounterTidier(db, windowMs)
   // Rate counters are walked in key order, one page a batch; '' starts a new pass.
   let counterCursor = ''
 
   /** One bounded batch of each kind, in one short transaction; `done` once nothing is left. */
   function batch(now: number): SweepResult & { done: boolean } {
-    return withHeadroom(() => inTransaction(db, () => {
-      const ids = expired.all(now, BATCH)
-      for (const { id } of ids) {
-        for (const statement of owned) statement.run(id)
-        markPurged.run(id)
-        forget(id)
-      }
-      const forgotten = forgetTombstones.run(now - TOMBSTONE_MS, BATCH).changes
-      const tidied = tidyCounters(counterCursor, BATCH * 10, now)
-      counterCursor = tidied.next ?? ''
-      return {
-        sessionsPurged: ids.length,
-        sessionsForgotten: forgotten,
-        rateHitsDeleted: tidied.hitsDeleted,
-        done: ids.length < BATCH && forgotten < BATCH && tidied.next === null,
-      }
-    }))
+    return withHeadroom(() =>
+      inTransaction(db, () => {
+        const ids = expired.all(now, BATCH)
+        for (const { id } of ids) {
+          for (const statement of owned) statement.run(id)
+          markPurged.run(id)
+          forget(id)
+        }
+        const forgotten = forgetTombstones.run(now - TOMBSTONE_MS, BATCH).changes
+        const tidied = tidyCounters(counterCursor, BATCH * 10, now)
+        counterCursor = tidied.next ?? ''
+        return {
+          sessionsPurged: ids.length,
+          sessionsForgotten: forgotten,
+          rateHitsDeleted: tidied.hitsDeleted,
+          done: ids.length < BATCH && forgotten < BATCH && tidied.next === null,
+        }
+      }),
+    )
   }
 
   return batch

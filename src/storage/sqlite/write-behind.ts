@@ -80,9 +80,14 @@ export function writeBehind(driver: SqliteDriver, isEmpty: () => boolean, interv
     }
   }
 
-  const timer = intervalMs > 0 ? setInterval(() => {
-    running ??= flush().catch(() => {}).finally(() => (running = null))
-  }, intervalMs) : undefined
+  const timer =
+    intervalMs > 0
+      ? setInterval(() => {
+          running ??= flush()
+            .catch(() => {})
+            .finally(() => (running = null))
+        }, intervalMs)
+      : undefined
   ;(timer as { unref?: () => void } | undefined)?.unref?.()
 
   return {

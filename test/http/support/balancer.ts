@@ -13,7 +13,10 @@
 import { Agent, createServer, request, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import type { Socket } from 'node:net'
 
-const upstreams = (process.env.SANDBOX_UPSTREAMS ?? '').split(',').filter(Boolean).map((text) => new URL(text))
+const upstreams = (process.env.SANDBOX_UPSTREAMS ?? '')
+  .split(',')
+  .filter(Boolean)
+  .map((text) => new URL(text))
 if (upstreams.length === 0) throw new Error('SANDBOX_UPSTREAMS: a comma-separated list of upstream URLs is required')
 const port = Number(process.env.PORT)
 const agent = new Agent({ keepAlive: true, maxSockets: 256 })

@@ -196,9 +196,10 @@ interface Answer {
 }
 
 function readAnswer(answer: ReadAnswer): Answer {
-  const header = answer.headers instanceof Headers
-    ? (name: string) => (answer.headers as Headers).get(name) ?? undefined
-    : (name: string) => (answer.headers as Record<string, string>)[name]
+  const header =
+    answer.headers instanceof Headers
+      ? (name: string) => (answer.headers as Headers).get(name) ?? undefined
+      : (name: string) => (answer.headers as Record<string, string>)[name]
   return { status: answer.status, header, text: answer.text }
 }
 
@@ -252,14 +253,20 @@ function errorChecks(answer: Answer, status: number, code: string) {
     const error = body.error ?? {}
     check(answer.status === status, `status ${status}`)
     check(error.code === code, `code ${code}`)
-    check(Object.hasOwn(ERRORS, error.code) && ERRORS[error.code as keyof typeof ERRORS].status === answer.status, "a contract code with its own HTTP status")
-    check(Object.keys(error).every((key) => ['code', 'message', 'details'].includes(key)), 'error has only code, message, details')
+    check(Object.hasOwn(ERRORS, error.code) && ERRORS[error.code as keyof typeof ERRORS].status === answer.status, 'a contract code with its own HTTP status')
+    check(
+      Object.keys(error).every((key) => ['code', 'message', 'details'].includes(key)),
+      'error has only code, message, details',
+    )
     check(typeof error.message === 'string' && error.message.length > 0, 'a message')
     if (error.details !== undefined) {
       const details = Array.isArray(error.details) ? error.details : []
       check(details.length > 0, 'details, when present, not empty')
       for (const detail of details) {
-        check(Object.keys(detail).sort().join() === 'field,issue' && typeof detail.field === 'string' && typeof detail.issue === 'string', 'each detail a field and an issue')
+        check(
+          Object.keys(detail).sort().join() === 'field,issue' && typeof detail.field === 'string' && typeof detail.issue === 'string',
+          'each detail a field and an issue',
+        )
       }
     }
   }
@@ -365,22 +372,28 @@ interface ClientOptions {
 
 export type PrivateServer = RunningServer & { dbPath: string }
 
-export const test = base.extend<{
-  network: string
-  /** A new API client with an empty cookie jar, calling from its own network (or the one given). */
-  newClient: (options?: ClientOptions) => Promise<APIRequestContext>
-  /**
-   * Starts a server of the project's target (or of `runtime`) with this configuration (and `args`), on a
-   * scratch database named after `name` (or on `dbPath`: a restart, a second process on one
-   * database); killed, and its database files removed, when the test ends.
-   */
-  privateServer: (name: string, env?: Record<string, string>, options?: { dbPath?: string; runtime?: Runtime; args?: string[] }) => Promise<PrivateServer>
-}, { target: void }>({
+export const test = base.extend<
+  {
+    network: string
+    /** A new API client with an empty cookie jar, calling from its own network (or the one given). */
+    newClient: (options?: ClientOptions) => Promise<APIRequestContext>
+    /**
+     * Starts a server of the project's target (or of `runtime`) with this configuration (and `args`), on a
+     * scratch database named after `name` (or on `dbPath`: a restart, a second process on one
+     * database); killed, and its database files removed, when the test ends.
+     */
+    privateServer: (name: string, env?: Record<string, string>, options?: { dbPath?: string; runtime?: Runtime; args?: string[] }) => Promise<PrivateServer>
+  },
+  { target: void }
+>({
   // Servers a test starts itself run the same target as the project (see server.ts).
-  target: [async ({}, use, workerInfo) => {
-    process.env.SANDBOX_TARGET = workerInfo.project.name
-    await use()
-  }, { scope: 'worker', auto: true }],
+  target: [
+    async ({}, use, workerInfo) => {
+      process.env.SANDBOX_TARGET = workerInfo.project.name
+      await use()
+    },
+    { scope: 'worker', auto: true },
+  ],
   // Every test calls from a network of its own (X-Forwarded-For, trusted by the test servers), so
   // that per-network allowances never collide.
   network: async ({}, use) => use(uniqueNetwork()),

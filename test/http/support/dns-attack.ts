@@ -59,7 +59,10 @@ function partner(network: string) {
       signal: AbortSignal.timeout(WAIT_MS),
     }).catch(() => null)
     if (!response) return { status: 0, body: {}, ms: WAIT_MS }
-    const set = response.headers.getSetCookie().map((line) => line.split(';')[0]).join('; ')
+    const set = response.headers
+      .getSetCookie()
+      .map((line) => line.split(';')[0])
+      .join('; ')
     if (set) cookie = set
     return { status: response.status, body: await response.json(), ms: Math.round(performance.now() - started) }
   }
@@ -98,8 +101,11 @@ async function otherPartners(round: string, deliveries: ReturnType<typeof partne
     deliveryMs(deliveries, 'victim.ok.test'),
   ])
   return {
-    register_status: register.status, register_ms: register.ms,
-    search_status: plans.status, search_mode: plans.body.mode, search_ms: plans.ms,
+    register_status: register.status,
+    register_ms: register.ms,
+    search_status: plans.status,
+    search_mode: plans.body.mode,
+    search_ms: plans.ms,
     delivery_ms,
   }
 }
@@ -116,7 +122,7 @@ try {
   result.attack_test_events = (await Promise.all(attackers.map((call) => call('/webhook/test')))).map((answer) => answer.status)
   // The attack's deliveries are out (their second lookups asked, and hanging) before the others call.
   const hanging = () => attackers.every((_, index) => (dns.asked.get(`a${index}.once.test A`) ?? 0) > 1)
-  for (const end = Date.now() + 15_000; !hanging() && Date.now() < end;) await sleep(20)
+  for (const end = Date.now() + 15_000; !hanging() && Date.now() < end; ) await sleep(20)
   result.attack_lookups_hanging = hanging()
   result.during = await otherPartners('during', deliveries)
 
@@ -126,7 +132,9 @@ try {
   await late('/webhook/test')
   await sleep(LATE_MS + 3_000)
   result.late_posts = arrivals.filter((arrival) => arrival.host === 'l.late.test').length
-  result.late_attempts = (await late('/events', {})).body.data.events[0]?.delivery?.attempts.map((attempt: { error: string | null; status: number | null }) => attempt.error ?? attempt.status)
+  result.late_attempts = (await late('/events', {})).body.data.events[0]?.delivery?.attempts.map(
+    (attempt: { error: string | null; status: number | null }) => attempt.error ?? attempt.status,
+  )
 } catch (error) {
   result.error = String(error)
 } finally {

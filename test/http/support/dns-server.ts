@@ -34,13 +34,18 @@ export function startDnsServer(port = 53, host = '127.0.0.1'): Promise<{ asked: 
     const address = name.endsWith('.loopback.test') ? '127.0.0.1' : /\.(ok|once|late)\.test$/.test(name) ? PUBLIC_ADDRESS : null
     const answers = address && question.type === 'A' ? [{ type: 'A' as const, name: question.name, ttl: 1, data: address }] : []
     const known = address !== null
-    const answer = () => socket.send(encode({
-      id: query.id,
-      type: 'response',
-      flags: (known ? 0 : 3) | 0x8000 | 0x0400 | 0x0100 | 0x0080, // NOERROR or NXDOMAIN; QR, AA, RD, RA
-      questions: query.questions,
-      answers,
-    }), from.port, from.address)
+    const answer = () =>
+      socket.send(
+        encode({
+          id: query.id,
+          type: 'response',
+          flags: (known ? 0 : 3) | 0x8000 | 0x0400 | 0x0100 | 0x0080, // NOERROR or NXDOMAIN; QR, AA, RD, RA
+          questions: query.questions,
+          answers,
+        }),
+        from.port,
+        from.address,
+      )
     if (name.endsWith('.late.test') && times > 1) setTimeout(answer, LATE_MS)
     else answer()
   })

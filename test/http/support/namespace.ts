@@ -25,11 +25,14 @@ let chosen: string[] | null | undefined
 /** Why a namespace cannot be made here (one line), or null. */
 export function namespaceProblem(): string | null {
   let problem = ''
-  chosen ??= WAYS.find((way) => {
-    const probe = spawnSync('unshare', command(way, ['true']), { env: { ...process.env, RESOLV: resolvConf() }, encoding: 'utf8' })
-    problem = probe.error ? `unshare cannot run here (${probe.error.message})` : `network namespaces are not allowed here (unshare: ${probe.stderr.trim().split('\n')[0]})`
-    return !probe.error && probe.status === 0
-  }) ?? null
+  chosen ??=
+    WAYS.find((way) => {
+      const probe = spawnSync('unshare', command(way, ['true']), { env: { ...process.env, RESOLV: resolvConf() }, encoding: 'utf8' })
+      problem = probe.error
+        ? `unshare cannot run here (${probe.error.message})`
+        : `network namespaces are not allowed here (unshare: ${probe.stderr.trim().split('\n')[0]})`
+      return !probe.error && probe.status === 0
+    }) ?? null
   return chosen ? null : problem
 }
 
@@ -54,8 +57,10 @@ export function inNamespace(program: string[], env: Record<string, string>, time
   child.stdout.on('data', (chunk) => (output += chunk))
   child.stderr.on('data', (chunk) => (output += chunk))
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-  return new Promise((resolve) => child.on('close', (code) => {
-    clearTimeout(timer)
-    resolve({ code, output })
-  }))
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, output })
+    }),
+  )
 }

@@ -45,7 +45,11 @@ if (startsOwnServer()) {
   const started = Date.now()
   // A throwaway cluster: no fsync.
   cluster = await startPostgres({
-    dataDir, port: postgresPort(HTTP_PORT), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password), durable: false,
+    dataDir,
+    port: postgresPort(HTTP_PORT),
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    durable: false,
   })
   log(`embedded PostgreSQL on 127.0.0.1:${postgresPort(HTTP_PORT)}, data in ${dataDir} (${Date.now() - started} ms)`)
 } else {

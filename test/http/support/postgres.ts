@@ -33,8 +33,7 @@ export const databasePrefix = (httpPort: number) => `sandbox_${httpPort}_`
 export const sharedDatabase = (httpPort: number) => `${databasePrefix(httpPort)}shared`
 
 /** The database that stands for a sandbox database path (a SQLite file path on the other targets). */
-export const databaseFor = (httpPort: number, dbPath: string) =>
-  `${databasePrefix(httpPort)}${createHash('sha256').update(dbPath).digest('hex').slice(0, 16)}`
+export const databaseFor = (httpPort: number, dbPath: string) => `${databasePrefix(httpPort)}${createHash('sha256').update(dbPath).digest('hex').slice(0, 16)}`
 
 /** `SANDBOX_DATABASE_URL` for one database of this run. */
 export function databaseUrl(httpPort: number, database: string): string {

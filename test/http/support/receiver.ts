@@ -46,10 +46,11 @@ export async function startReceiver(port?: number): Promise<Receiver> {
     received,
     events: () => received.map((delivery) => JSON.parse(delivery.body)),
     failNext: (...statuses) => void failures.push(...statuses),
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections?.()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.()
+        server.close(() => resolve())
+      }),
   }
 }
 
@@ -79,10 +80,11 @@ export async function startHungReceiver(): Promise<HungReceiver> {
   return {
     url: `http://127.0.0.1:${port}/hooks/hung`,
     connections,
-    close: () => new Promise((resolve) => {
-      for (const socket of sockets) socket.destroy()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
   }
 }
 

@@ -89,7 +89,10 @@ const prepared = new Map<string, Promise<string>>()
 export function preparePostgres(dbPath: string): Promise<string> {
   if (!prepared.has(dbPath)) {
     const database = databaseFor(HTTP_PORT, dbPath)
-    prepared.set(dbPath, ensureDatabase(HTTP_PORT, database, freshPaths.delete(dbPath)).then(() => databaseUrl(HTTP_PORT, database)))
+    prepared.set(
+      dbPath,
+      ensureDatabase(HTTP_PORT, database, freshPaths.delete(dbPath)).then(() => databaseUrl(HTTP_PORT, database)),
+    )
   }
   return prepared.get(dbPath)!
 }

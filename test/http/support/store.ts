@@ -20,11 +20,18 @@ export function engine(): 'postgres' | 'sqlite' {
  * answers COUNT as a bigint string).
  */
 export async function queryStore<T extends Record<string, unknown>>(dbPath: string, query: string): Promise<T[]> {
-  const rows = engine() === 'postgres'
-    ? [...await queryDatabase<Record<string, unknown>[]>(HTTP_PORT, databaseFor(HTTP_PORT, dbPath), query)]
-    : readDatabase(dbPath, (db) => db.prepare(query).all() as Record<string, unknown>[])
-  return rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) =>
-    [key, typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : typeof value === 'bigint' ? Number(value) : value]))) as T[]
+  const rows =
+    engine() === 'postgres'
+      ? [...(await queryDatabase<Record<string, unknown>[]>(HTTP_PORT, databaseFor(HTTP_PORT, dbPath), query))]
+      : readDatabase(dbPath, (db) => db.prepare(query).all() as Record<string, unknown>[])
+  return rows.map((row) =>
+    Object.fromEntries(
+      Object.entries(row).map(([key, value]) => [
+        key,
+        typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : typeof value === 'bigint' ? Number(value) : value,
+      ]),
+    ),
+  ) as T[]
 }
 
 /** `SELECT COUNT(*)` of a table (with an optional WHERE clause). */
@@ -41,9 +48,13 @@ export async function countRows(dbPath: string, table: string, where = ''): Prom
 export async function storeBytes(dbPath: string): Promise<Buffer> {
   if (engine() === 'sqlite') return databaseBytes(dbPath)
   const database = databaseFor(HTTP_PORT, dbPath)
-  const tables = await queryDatabase<{ name: string }[]>(HTTP_PORT, database, `
+  const tables = await queryDatabase<{ name: string }[]>(
+    HTTP_PORT,
+    database,
+    `
     SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name FROM information_schema.tables
-     WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`)
+     WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+  )
   const parts: string[] = []
   for (const { name } of tables) {
     const rows = await queryDatabase<{ row: string }[]>(HTTP_PORT, database, `SELECT t::text AS row FROM ${name} AS t`)

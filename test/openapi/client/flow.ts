@@ -49,10 +49,13 @@ if (!plan) throw new Error('search: no plan')
 const remaining: number = search.meta.rate_limit.remaining
 if (remaining !== session.meta.rate_limit.remaining - 1) throw new Error('search: not in the session the first call opened')
 
-const issued = ok(await client.POST('/api/sandbox/policy/new', {
-  params: { header: { 'Idempotency-Key': `flow-${Date.now()}` } },
-  body: { plan_id: plan.plan_id, trip, travellers: [{ age: 8 }, { age: 34 }], partner_reference: 'BK-1' },
-}), 'issue')
+const issued = ok(
+  await client.POST('/api/sandbox/policy/new', {
+    params: { header: { 'Idempotency-Key': `flow-${Date.now()}` } },
+    body: { plan_id: plan.plan_id, trip, travellers: [{ age: 8 }, { age: 34 }], partner_reference: 'BK-1' },
+  }),
+  'issue',
+)
 const policy_ref = issued.data.policy_ref
 const modify = (body: ModifyBody, ref = policy_ref) => client.POST('/api/sandbox/policy/{policy_ref}/modify', { params: { path: { policy_ref: ref } }, body })
 
@@ -64,14 +67,16 @@ const steps: ModifyBody[] = [
 ]
 for (const [index, step] of steps.entries()) {
   const endorsed = ok(await modify(step), step.scenario)
-  if (endorsed.data.endorsement?.sequence !== index + 1 || endorsed.data.endorsement.scenario !== step.scenario) throw new Error(`${step.scenario}: wrong endorsement`)
+  if (endorsed.data.endorsement?.sequence !== index + 1 || endorsed.data.endorsement.scenario !== step.scenario)
+    throw new Error(`${step.scenario}: wrong endorsement`)
 }
 
 // Read-back and the certificate, from the document alone: the history typed, the PDF as bytes.
 const path = { params: { path: { policy_ref } } }
 const policy: Policy = ok(await client.POST('/api/sandbox/policy/{policy_ref}/read', path), 'read').data
 const history: { sequence: number; scenario: string; old_value: string | null; new_value: string }[] = policy.endorsements
-if (history.length !== steps.length || policy.partner_reference !== 'BK-2' || policy.plan_id !== plan.plan_id) throw new Error('read: not the policy as it stands')
+if (history.length !== steps.length || policy.partner_reference !== 'BK-2' || policy.plan_id !== plan.plan_id)
+  throw new Error('read: not the policy as it stands')
 const certificate = await client.POST('/api/sandbox/policy/{policy_ref}/documents/policy_certificate', { ...path, parseAs: 'arrayBuffer' })
 if (new TextDecoder().decode(ok(certificate, 'certificate').slice(0, 5)) !== '%PDF-') throw new Error('certificate: not a PDF')
 

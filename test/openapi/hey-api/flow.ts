@@ -34,25 +34,29 @@ if (!plan) throw new Error('search: no plan')
 const remaining: number = search.meta.rate_limit.remaining
 if (remaining !== session.meta.rate_limit.remaining - 1) throw new Error('search: not in the session the first call opened')
 
-const issued: IssuedPolicy = (await issuePolicy({
-  headers: { 'Idempotency-Key': `hey-api-${Date.now()}` },
-  body: { plan_id: plan.plan_id, trip, travellers: [{ age: 8 }, { age: 34 }], partner_reference: 'BK-1' },
-  throwOnError: true,
-})).data.data
+const issued: IssuedPolicy = (
+  await issuePolicy({
+    headers: { 'Idempotency-Key': `hey-api-${Date.now()}` },
+    body: { plan_id: plan.plan_id, trip, travellers: [{ age: 8 }, { age: 34 }], partner_reference: 'BK-1' },
+    throwOnError: true,
+  })
+).data.data
 if (issued.plan_id !== plan.plan_id || issued.status !== 'issued') throw new Error('issue: not the chosen plan')
 
 const cancelled = (await cancelPolicy({ path: { policy_ref: issued.policy_ref }, body: {}, throwOnError: true })).data.data
 // The refund rule is one of the document's, as a type.
 const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' = cancelled.refund.rule
 
-console.log(JSON.stringify({
-  baseUrl: client.getConfig().baseUrl,
-  session: session.data.session_ref,
-  plan: plan.plan_id,
-  policy_ref: cancelled.policy_ref,
-  status: cancelled.status,
-  refund: rule,
-}))
+console.log(
+  JSON.stringify({
+    baseUrl: client.getConfig().baseUrl,
+    session: session.data.session_ref,
+    plan: plan.plan_id,
+    policy_ref: cancelled.policy_ref,
+    status: cancelled.status,
+    refund: rule,
+  }),
+)
 
 /** Never called: each call below must stay a compile error. */
 export function wrongCalls() {

@@ -21,7 +21,10 @@ export function refusal(run: () => unknown): { status: number; code: string; fie
 
 /** The ApiError `promise` rejects with (fails the test if it resolves or rejects with something else). */
 export async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const outcome = await promise.then(() => ({ resolved: true }), (error: unknown) => ({ resolved: false, error }))
+  const outcome = await promise.then(
+    () => ({ resolved: true }),
+    (error: unknown) => ({ resolved: false, error }),
+  )
   return thrown(() => {
     if (!outcome.resolved) throw (outcome as { error: unknown }).error
   })

@@ -13,7 +13,11 @@ export async function servedDocument(sandbox: ReturnType<typeof inProcessApp>): 
 /** The node a local `$ref` (a JSON pointer into the document) names. */
 function pointed(document: Json, ref: string): Json {
   if (!ref.startsWith('#')) throw new Error(`not a local $ref: ${ref}`)
-  const tokens = ref.slice(1).split('/').slice(1).map((token) => decodeURIComponent(token).replace(/~1/g, '/').replace(/~0/g, '~'))
+  const tokens = ref
+    .slice(1)
+    .split('/')
+    .slice(1)
+    .map((token) => decodeURIComponent(token).replace(/~1/g, '/').replace(/~0/g, '~'))
   return tokens.reduce<Json>((node, token) => {
     const next = (node as Record<string, Json> | null)?.[token]
     if (next === undefined) throw new Error(`$ref ${ref} names nothing`)
