@@ -8,7 +8,9 @@ import { API, call, errorProblems, expect, expectError, expectOk, type Reply, sl
 import { HTTP_PORT, currentTarget } from './support/server'
 import { databaseFor, withAdmin } from './support/postgres'
 
-const FILL_BOUND_MS = 20_000
+// The lanes stop a second after the cap is first reached; this only bounds a machine too slow to
+// reach it (Node on a loaded CI machine once answered 3,808 searches in 20 s without filling 1 MiB).
+const FILL_BOUND_MS = 60_000
 const RECOVERY_BOUND_MS = 15_000
 const LANES = 16
 
