@@ -17,7 +17,7 @@ export const ROOT = resolve(import.meta.dirname, '..')
  * the source).
  */
 export const RUNTIMES = {
-  bun: { command: 'bun', args: ['src/server.bun.ts'], artefact: null },
+  bun: { command: 'bun', args: ['src/runtime/bun/server.ts'], artefact: null },
   binary: { command: 'dist/travel-sandbox', args: [], artefact: 'dist/travel-sandbox' },
   deno: {
     command: 'deno',

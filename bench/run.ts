@@ -12,7 +12,7 @@
  *
  *   --quick   skip the scale figures (seeding, RSS, sweep, cold start)
  *   --only    run only these parts; the targets of the others say n/a (ratios need `ladder`)
- *   --src DIR run the sandbox rows from another checkout's src/server.bun.ts (compare a branch)
+ *   --src DIR run the sandbox rows from another checkout's src/runtime/bun/server.ts (compare a branch)
  *
  * Where the parts live: options.ts (arguments), launch.ts (a server process, shared with the HTTP
  * suite), embedded-postgres.ts, processes.ts (servers, cleanup, /proc), load.ts (wrk,
@@ -36,8 +36,8 @@ import { runScale } from './scale'
 
 /** The sandbox's Bun entry: this checkout's, or `--src`'s. */
 function sandboxCommand(options: Options): string[] {
-  const entry = options.src ? join(resolve(options.src), 'src/server.bun.ts') : 'src/server.bun.ts'
-  if (!existsSync(resolve(ROOT, entry))) throw new Error(`--src ${options.src}: no src/server.bun.ts there`)
+  const entry = options.src ? join(resolve(options.src), 'src/runtime/bun/server.ts') : 'src/runtime/bun/server.ts'
+  if (!existsSync(resolve(ROOT, entry))) throw new Error(`--src ${options.src}: no src/runtime/bun/server.ts there`)
   return [BUN, entry]
 }
 

@@ -22,7 +22,7 @@ import { sessionRoutes } from './modules/session'
 import { sessionAdmission } from './modules/session/admission'
 import { version } from '../package.json'
 
-/** What the app needs to know of the runtime that serves it (server.*.ts). */
+/** What the app needs to know of the runtime that serves it (runtime/bun, node or deno: server.ts). */
 export interface RuntimeDescription {
   /** Elysia's adapter for runtimes other than Bun (`@elysiajs/node`). */
   adapter?: ElysiaAdapter

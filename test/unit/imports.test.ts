@@ -21,7 +21,7 @@ const LAYERS: [string, RegExp][] = [
   ['http', /^http\//],
   ['modules', /^modules\//],
   ['app', /^app\.ts$/],
-  ['entries', /^(server(\.\w+)?\.ts$|client\/)/],
+  ['entries', /^(runtime\/|client\/)/],
 ]
 
 /** `import … from '…'`, `export … from '…'`, `import '…'`, `import('…')`: our own files only. */
