@@ -13,9 +13,9 @@ import { ApiError } from '../../errors'
 import { rateLimitHeaders } from '../../http/envelope'
 import { PATHS } from '../../http/paths'
 import { stateOf } from '../../http/request-state'
-import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
+import { SESSION_COOKIE, setSessionCookie, tokenOf } from '../../http/session-cookie'
+import { hashToken, mintSession } from '../../domain/session-token'
 import type { Storage } from '../../storage/storage'
-import { hashToken, mintSession, tokenOf } from './service'
 
 export interface AdmissionDeps {
   config: Config

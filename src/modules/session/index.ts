@@ -8,7 +8,8 @@ import type { Services } from '../services'
 import type { SessionAdmission } from './admission'
 import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
 import { SessionBody, SessionData } from './model'
-import { lifetimeSeconds, mintSession, sessionPayload } from './service'
+import { mintSession } from '../../domain/session-token'
+import { lifetimeSeconds, sessionPayload } from './service'
 
 export function sessionRoutes(admission: SessionAdmission, services: Services) {
   const { storage, config } = services
