@@ -44,7 +44,7 @@ start(
         hostname: config.host,
         // Our own shutdown (start.ts) finishes in-flight requests; srvx's would close them first.
         gracefulShutdown: false,
-        // Slow clients: headers within 10 s, the whole request within 20 s (bodies: 10 s, request-body.ts),
+        // Slow clients: headers within 10 s, the whole request within 20 s (bodies: 10 s, http/steps/request-body.ts),
         // checked every second rather than Node's default 30.
         node: { headersTimeout: 10_000, requestTimeout: 20_000, connectionsCheckingInterval: 1_000 },
       }
