@@ -14,8 +14,8 @@
  *   --only    run only these parts; the targets of the others say n/a (ratios need `ladder`)
  *   --src DIR run the sandbox rows from another checkout's src/runtime/bun/server.ts (compare a branch)
  *
- * Where the parts live: options.ts (arguments), launch.ts (a server process, shared with the HTTP
- * suite), embedded-postgres.ts, processes.ts (servers, cleanup, /proc), load.ts (wrk,
+ * Where the parts live: options.ts (arguments), test/support/launch.ts (a server process) and
+ * test/support/embedded-postgres.ts (shared with the tests), processes.ts (servers, cleanup, /proc), load.ts (wrk,
  * constant rate), measure.ts (one row), floor.ts (the client's floor), ladder.ts + ladder-server.ts, bodies.ts,
  * postgres.ts, scale.ts, goals.ts (targets, PASS/MISS), report.ts (tables).
  */
@@ -25,7 +25,7 @@ import { bodyCost } from './bodies'
 import { withFloor } from './floor'
 import type { Results } from './goals'
 import { runLadder } from './ladder'
-import { isBuilt, runtimeCommand } from './launch'
+import { isBuilt, runtimeCommand } from '../test/support/launch'
 import { WRK } from './load'
 import { measure, type Bench, type Row } from './measure'
 import { parseOptions, wanted, type Options } from './options'

@@ -26,7 +26,7 @@ import { mintSession } from '../src/domain/session-token'
 import { searchPlans } from '../src/modules/plans/service'
 import { issuePolicy } from '../src/modules/policies/issue'
 import { coldStart } from './cold-start'
-import { ROOT, freePort } from './launch'
+import { ROOT, freePort } from '../test/support/launch'
 import { procStatusKb } from './processes'
 
 const DAY_MS = 86_400_000

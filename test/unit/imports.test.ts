@@ -5,14 +5,17 @@
  * no longer has (dependency-cruiser 18 also refuses Node 20); Bun resolves every import. Some
  * seams get a rule of their own: which files of modules/ may import http/, what http/ may take
  * from storage/ (below, `SPEAKS_HTTP` and `HTTP_FROM_STORAGE`), that http/'s helpers need none of
- * its request steps (`http/steps/`), and that each runtime's folder keeps to itself.
+ * its request steps (`http/steps/`), and that each runtime's folder keeps to itself. Outside `src/`,
+ * the helpers the tests and the benchmark share (`test/support/`) import neither, and no test
+ * imports the benchmark.
  */
 import { describe, expect, test } from 'bun:test'
 import { Glob } from 'bun'
 import { readFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 
-const SRC = join(import.meta.dir, '../../src')
+const ROOT = join(import.meta.dir, '../..')
+const SRC = join(ROOT, 'src')
 
 /**
  * Lowest first. A file may import its own layer's files and lower ones. http/ holds the request's
@@ -211,5 +214,38 @@ describe('src/ imports', () => {
     expect(valueNames('{ a, type B, c as d }')).toEqual(['a', 'c'])
     expect(valueNames('A, { b }')).toEqual(['default', 'b'])
     expect(valueNames('* as A')).toEqual(['*'])
+  })
+})
+
+/** Each relative import of each `.ts` file below `folder` (of the repository), as repository paths; a path, so a file made at test time need not exist. */
+function repositoryImports(folder: string): { file: string; target: string }[] {
+  return [...new Glob('**/*.ts').scanSync(join(ROOT, folder))]
+    .filter((file) => !file.split('/').includes('node_modules'))
+    .flatMap((file) => {
+      const from = join(ROOT, folder, file)
+      return [...readFileSync(from, 'utf8').matchAll(SPECIFIER)].map(([, specifier]) => ({
+        file: relative(ROOT, from),
+        target: relative(ROOT, resolve(dirname(from), specifier!)),
+      }))
+    })
+}
+
+describe('test/ and bench/ imports', () => {
+  const within = (path: string, folders: string[]) => folders.some((folder) => path.startsWith(`${folder}/`))
+  const described = (uses: { file: string; target: string }[]) => uses.map(({ file, target }) => `${file} -> ${target}`)
+
+  test('test/support/, which the tests and the benchmark share, imports neither of them', () => {
+    const uses = repositoryImports('test/support')
+    // Read the imports: wait.ts takes its port and pause from launch.ts (a check of nothing would pass).
+    expect(uses).toContainEqual({ file: 'test/support/wait.ts', target: 'test/support/launch' })
+    expect(described(uses.filter(({ target }) => within(target, ['bench', 'test/http', 'test/unit'])))).toEqual([])
+  })
+
+  test('the tests import nothing from bench/, and bench/ nothing of test/ but test/support/', () => {
+    const tests = repositoryImports('test')
+    const bench = repositoryImports('bench')
+    expect(bench).toContainEqual({ file: 'bench/run.ts', target: 'test/support/launch' })
+    expect(described(tests.filter(({ target }) => within(target, ['bench'])))).toEqual([])
+    expect(described(bench.filter(({ target }) => within(target, ['test']) && !within(target, ['test/support'])))).toEqual([])
   })
 })
