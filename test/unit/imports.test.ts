@@ -217,17 +217,19 @@ describe('src/ imports', () => {
   })
 })
 
-/** Each relative import of each `.ts` file below `folder` (of the repository), as repository paths; a path, so a file made at test time need not exist. */
+/**
+ * Each relative import of our own files by each `.ts` file below `folder` (of the repository), as
+ * repository paths; a path, so a file made at test time need not exist. A package reached by a
+ * relative path (the tools workspace's, test/tools/node_modules) is not our file, and is left out.
+ */
 function repositoryImports(folder: string): { file: string; target: string }[] {
-  return [...new Glob('**/*.ts').scanSync(join(ROOT, folder))]
-    .filter((file) => !file.split('/').includes('node_modules'))
-    .flatMap((file) => {
-      const from = join(ROOT, folder, file)
-      return [...readFileSync(from, 'utf8').matchAll(SPECIFIER)].map(([, specifier]) => ({
-        file: relative(ROOT, from),
-        target: relative(ROOT, resolve(dirname(from), specifier!)),
-      }))
-    })
+  const ours = (path: string) => !path.split('/').includes('node_modules')
+  return [...new Glob('**/*.ts').scanSync(join(ROOT, folder))].filter(ours).flatMap((file) => {
+    const from = join(ROOT, folder, file)
+    return [...readFileSync(from, 'utf8').matchAll(SPECIFIER)]
+      .map(([, specifier]) => ({ file: relative(ROOT, from), target: relative(ROOT, resolve(dirname(from), specifier!)) }))
+      .filter(({ target }) => ours(target))
+  })
 }
 
 describe('test/ and bench/ imports', () => {
