@@ -10,9 +10,9 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT, RUNTIMES, isBuilt, launch, runtimeCommand } from './launch'
+import { ROOT, RUNTIMES, isBuilt, launch, runtimeCommand } from '../test/support/launch'
 
-/** The deploy targets, started as the HTTP suite starts them (bench/launch.ts). */
+/** The deploy targets, started as the HTTP suite starts them (test/support/launch.ts). */
 const TARGETS = (
   [
     ['binary', 'binary (bun build --compile)'],

@@ -30,7 +30,7 @@ const { createApp } = await import(join(SRC, 'app.ts'))
 const { loadConfig } = await import(join(SRC, 'config.ts'))
 const { createServices } = await import(join(SRC, 'modules/services.ts'))
 const { openStorage } = await import(join(SRC, 'storage/index.ts'))
-const { openEmbedded } = await import(join(SRC, 'storage/drivers/bun.ts'))
+const { openEmbedded } = await import(join(SRC, 'runtime/bun/sqlite.ts'))
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 const trip = { origin_country: 'IN', destination_country: 'FR', start_date: day(30), end_date: day(37) }

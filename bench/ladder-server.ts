@@ -11,7 +11,7 @@
  *   body       + the body step (size, media type, JSON, personal data) and the route's body schema
  *   handler    + the real handler (searchPlans, recording quotes) and the success envelope
  *
- * The top rung is the sandbox itself (src/server.bun.ts): + CORS (off), the answer's schema check and the log line.
+ * The top rung is the sandbox itself (src/runtime/bun/server.ts): + CORS (off), the answer's schema check and the log line.
  *
  *   BENCH_RUNG=admission BENCH_BODY_FILE=answer.json PORT=4000 SANDBOX_DB_PATH=x.db bun bench/ladder-server.ts
  */
@@ -20,20 +20,20 @@ import { Elysia } from 'elysia'
 import { appSettings } from '../src/app'
 import { healthRoutes } from '../src/http/health'
 import { PATHS } from '../src/http/paths'
-import { accessLog } from '../src/http/access-log'
+import { accessLog } from '../src/http/steps/access-log'
 import { success } from '../src/http/envelope'
-import { errorAnswer } from '../src/http/error-answer'
-import { bodyReader } from '../src/http/request-body'
-import { requestStart } from '../src/http/request-start'
+import { errorAnswer } from '../src/http/steps/error-answer'
+import { bodyReader } from '../src/http/steps/request-body'
+import { requestStart } from '../src/http/steps/request-start'
 import type { RequestState } from '../src/http/request-state'
-import { testingAids } from '../src/http/testing-aids'
+import { testingAids } from '../src/http/steps/testing-aids'
 import { SearchBody, type SearchRequest } from '../src/modules/plans/model'
 import { searchPlans } from '../src/modules/plans/service'
-import { sessionAdmission } from '../src/modules/session/admission'
-import { configOrExit } from '../src/server'
+import { sessionAdmission } from '../src/http/steps/admission'
+import { configOrExit } from '../src/runtime/start'
 import { createServices } from '../src/modules/services'
 import { openStorage } from '../src/storage'
-import { openEmbedded } from '../src/storage/drivers/bun'
+import { openEmbedded } from '../src/runtime/bun/sqlite'
 import type { Storage } from '../src/storage/storage'
 
 export const RUNGS = ['elysia', 'hooks', 'lookup', 'admission', 'body', 'handler'] as const
@@ -53,7 +53,7 @@ async function main() {
   const has = (rung: Rung) => level >= RUNGS.indexOf(rung)
   const answer = JSON.parse(readFileSync(process.env.BENCH_BODY_FILE!, 'utf8'))
   const config = configOrExit(process.env)
-  const checkpointerUrl = new URL('../src/storage/drivers/bun-checkpointer.ts', import.meta.url).href
+  const checkpointerUrl = new URL('../src/runtime/bun/checkpointer.ts', import.meta.url).href
   const storage = await openStorage(config, (path) => openEmbedded(path, { checkpointerUrl }))
   const services = createServices({ storage: has('admission') ? storage : readsOnly(storage), config, log: () => {} })
 

@@ -21,7 +21,7 @@ export const LADDER: { key: string; rung: Rung | 'raw' | 'sandbox'; adds: string
   { key: 'L4', rung: 'admission', adds: '+ admission: session lookup, rate check and count (memory, written behind)' },
   { key: 'L5', rung: 'body', adds: '+ body reader (size, media type, JSON, personal data) and body schema' },
   { key: 'L6', rung: 'handler', adds: '+ handler (pricing, quotes recorded) and success envelope' },
-  { key: 'L7', rung: 'sandbox', adds: '+ answer schema check and log line = the sandbox (src/server.bun.ts)' },
+  { key: 'L7', rung: 'sandbox', adds: '+ answer schema check and log line = the sandbox (src/runtime/bun/server.ts)' },
 ]
 
 /** One real plan-search answer, for the lower rungs to send back. */

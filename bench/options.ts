@@ -12,7 +12,7 @@ export interface Options {
   sessions: number
   quick: boolean
   only: Set<string> | null
-  /** Another checkout whose src/server.bun.ts runs the sandbox rows (to compare a branch). */
+  /** Another checkout whose src/runtime/bun/server.ts runs the sandbox rows (to compare a branch). */
   src: string | null
 }
 

@@ -2,7 +2,7 @@
  * @module Part `pg`: the sandbox on PostgreSQL, one and two Bun instances sharing one database, plan
  * search and policy issue under wrk; with two, two wrk processes (half the connections each) load
  * one instance each, as a balancer would, and req/s is their sum. Starts its own PostgreSQL
- * (bench/embedded-postgres.ts) unless BENCH_DATABASE_URL names one. The instances reach it through a
+ * (test/support/embedded-postgres.ts) unless BENCH_DATABASE_URL names one. The instances reach it through a
  * counting proxy. A statement is a query cycle the server ends with ReadyForQuery (postgres.js sends
  * each query with its own Sync); a round trip is a wait: the client sending while nothing it sent is
  * unanswered, so statements sent together (pipelined) are one. Round trips are counted for one
@@ -11,8 +11,8 @@
  */
 import { createServer, connect, type Server as NetServer } from 'node:net'
 import postgres from 'postgres'
-import { startPostgres } from './embedded-postgres'
-import { freePort } from './launch'
+import { startPostgres } from '../test/support/embedded-postgres'
+import { freePort } from '../test/support/launch'
 import { DATES, unexpected, wrk, type Mode } from './load'
 import type { Bench } from './measure'
 

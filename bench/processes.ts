@@ -1,15 +1,15 @@
 /**
  * @module The benchmark's processes: every one started here is tracked and stopped on the way out (on
- * an error and on Ctrl-C too), servers start (bench/launch.ts) on a free loopback port with a fresh database, and
+ * an error and on Ctrl-C too), servers start (test/support/launch.ts) on a free loopback port with a fresh database, and
  * /proc gives their CPU time, peak RSS and sockets. `openHarness()` makes the scratch folder.
  */
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
-import { freePort, launch, sleep } from './launch'
+import { freePort, launch, sleep } from '../test/support/launch'
 
-export { ROOT } from './launch'
+export { ROOT } from '../test/support/launch'
 export const BUN = process.execPath
 export const CORES = navigator.hardwareConcurrency
 const TASKSET = Bun.which('taskset')
@@ -82,7 +82,7 @@ export function openHarness() {
   }
 
   /**
-   * Starts a server (bench/launch.ts) on a free loopback port with a fresh database, its output in a
+   * Starts a server (test/support/launch.ts) on a free loopback port with a fresh database, its output in a
    * log file, and waits for `GET /healthz`.
    */
   async function startServer(options: ServerOptions): Promise<Server> {

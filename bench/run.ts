@@ -12,10 +12,10 @@
  *
  *   --quick   skip the scale figures (seeding, RSS, sweep, cold start)
  *   --only    run only these parts; the targets of the others say n/a (ratios need `ladder`)
- *   --src DIR run the sandbox rows from another checkout's src/server.bun.ts (compare a branch)
+ *   --src DIR run the sandbox rows from another checkout's src/runtime/bun/server.ts (compare a branch)
  *
- * Where the parts live: options.ts (arguments), launch.ts (a server process, shared with the HTTP
- * suite), embedded-postgres.ts, processes.ts (servers, cleanup, /proc), load.ts (wrk,
+ * Where the parts live: options.ts (arguments), test/support/launch.ts (a server process) and
+ * test/support/embedded-postgres.ts (shared with the tests), processes.ts (servers, cleanup, /proc), load.ts (wrk,
  * constant rate), measure.ts (one row), floor.ts (the client's floor), ladder.ts + ladder-server.ts, bodies.ts,
  * postgres.ts, scale.ts, goals.ts (targets, PASS/MISS), report.ts (tables).
  */
@@ -25,7 +25,7 @@ import { bodyCost } from './bodies'
 import { withFloor } from './floor'
 import type { Results } from './goals'
 import { runLadder } from './ladder'
-import { isBuilt, runtimeCommand } from './launch'
+import { isBuilt, runtimeCommand } from '../test/support/launch'
 import { WRK } from './load'
 import { measure, type Bench, type Row } from './measure'
 import { parseOptions, wanted, type Options } from './options'
@@ -36,8 +36,8 @@ import { runScale } from './scale'
 
 /** The sandbox's Bun entry: this checkout's, or `--src`'s. */
 function sandboxCommand(options: Options): string[] {
-  const entry = options.src ? join(resolve(options.src), 'src/server.bun.ts') : 'src/server.bun.ts'
-  if (!existsSync(resolve(ROOT, entry))) throw new Error(`--src ${options.src}: no src/server.bun.ts there`)
+  const entry = options.src ? join(resolve(options.src), 'src/runtime/bun/server.ts') : 'src/runtime/bun/server.ts'
+  if (!existsSync(resolve(ROOT, entry))) throw new Error(`--src ${options.src}: no src/runtime/bun/server.ts there`)
   return [BUN, entry]
 }
 

@@ -1,28 +1,28 @@
 /**
  * @module The sandbox app: the table of contents of a request. Each step below is one plugin in
- * one file, listed in the order it runs for a call (spec 2 and CONTRACT.md's order: route and
- * method, session expiry, fair use, body, schema, handler). What a call carries from step to step
- * is its request state (http/request-state.ts). Entry files create the services and listen; tests
- * build the app in-process.
+ * one file of http/steps/, listed in the order it runs for a call (spec 2 and CONTRACT.md's order:
+ * route and method, session expiry, fair use, body, schema, handler). What a call carries from step
+ * to step is its request state (http/request-state.ts). The entries (runtime/) create the services
+ * and listen; tests build the app in-process.
  */
 import { Elysia, type ElysiaAdapter } from 'elysia'
-import { accessLog } from './http/access-log'
-import { corsPolicy } from './http/cors'
-import { errorAnswer } from './http/error-answer'
+import { accessLog } from './http/steps/access-log'
+import { corsPolicy } from './http/steps/cors'
+import { errorAnswer } from './http/steps/error-answer'
 import { healthRoutes } from './http/health'
-import { bodyReader } from './http/request-body'
-import { requestStart, type PeerAddress } from './http/request-start'
-import { testingAids } from './http/testing-aids'
+import { bodyReader } from './http/steps/request-body'
+import { requestStart, type PeerAddress } from './http/steps/request-start'
+import { testingAids } from './http/steps/testing-aids'
 import { docsRoutes } from './modules/docs'
 import { eventRoutes } from './modules/events'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import type { Services } from './modules/services'
 import { sessionRoutes } from './modules/session'
-import { sessionAdmission } from './modules/session/admission'
+import { sessionAdmission } from './http/steps/admission'
 import { version } from '../package.json'
 
-/** What the app needs to know of the runtime that serves it (server.*.ts). */
+/** What the app needs to know of the runtime that serves it (runtime/bun, node or deno: server.ts). */
 export interface RuntimeDescription {
   /** Elysia's adapter for runtimes other than Bun (`@elysiajs/node`). */
   adapter?: ElysiaAdapter

@@ -1,7 +1,7 @@
 /**
  * @module Configuration, read once from the environment at start-up. A bad value stops start-up
  * with one line naming the variable. Every variable is one row of `SETTINGS`: its name, default,
- * rule and help text, from which reading, `--help` (server.ts) and the docs' tables are made.
+ * rule and help text, from which reading, `--help` (runtime/start.ts) and the docs' tables are made.
  */
 import { databaseUrlProblem } from './storage/database-url'
 import { isIP } from 'node:net'

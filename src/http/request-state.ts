@@ -30,7 +30,7 @@ export interface RequestState {
   /** Set when admission opened a session for this call: a reference's "not found" then says why (http/session-hint.ts). */
   implicitSession: ImplicitSession | null
   rate: RateStatus | null
-  /** Milliseconds the answer waits before it is sent (`Sandbox-Delay-Ms`, http/testing-aids.ts). */
+  /** Milliseconds the answer waits before it is sent (`Sandbox-Delay-Ms`, http/steps/testing-aids.ts). */
   delayMs: number
 }
 

@@ -7,6 +7,17 @@ import { addressedToLoopback, arrivedOverHttps } from './client-address'
 export const SESSION_COOKIE = 'sbx_session'
 
 /**
+ * The token a cookie value carries, or null for a value that could not be one (treated as no
+ * cookie). In double quotes it is the same token: RFC 6265 allows them, and Java's CookieManager
+ * quotes every cookie whose Set-Cookie has a Max-Age (it takes it for an RFC 2965 cookie).
+ */
+export function tokenOf(value: unknown): string | null {
+  if (typeof value !== 'string') return null
+  const token = value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value
+  return token.length === 0 || token.length > 128 ? null : token
+}
+
+/**
  * Sets (or, with no token, clears) the session cookie with the contract's attributes. The cookie
  * outlives the session by the time its expired token is still recognised: a client that honours
  * `Max-Age` sends it after the session ends and is told `session_expired`, instead of silently

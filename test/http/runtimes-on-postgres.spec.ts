@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { addDays, API, call, expect, expectOk, searchBody, test, uniqueNetwork } from './support/client'
-import { ROOT, RUNTIMES } from '../../bench/launch'
+import { ROOT, RUNTIMES } from '../support/launch'
 import { currentTarget, scratchDatabase } from './support/server'
 import { countRows } from './support/store'
 

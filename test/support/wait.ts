@@ -1,5 +1,5 @@
-/** @module Waiting helpers: time spans that grow on a slow machine; a free port and a pause (bench/launch.ts's, here too for the tests). */
-export { freePort, sleep } from '../../bench/launch'
+/** @module Waiting helpers: time spans that grow on a slow machine; a free port and a pause (launch.ts's, here too). */
+export { freePort, sleep } from './launch'
 
 /**
  * The machine was too slow for a scenario's own timing (a step that had to finish inside a session's

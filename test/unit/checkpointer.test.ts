@@ -1,5 +1,5 @@
 /**
- * @module Bun's checkpoint worker (storage/drivers/bun.ts) and `walSettled`, by which the sweep
+ * @module Bun's checkpoint worker (runtime/bun/sqlite.ts) and `walSettled`, by which the sweep
  * waits for it: past a few MB of WAL, a writer that waits gets to write into a WAL started anew
  * (SQLite restarts it only when a write begins with every page copied back).
  */
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'bun:test'
-import { openEmbedded } from '../../src/storage/drivers/bun'
+import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
 
 /** A file opened with this worker module (named as the Bun entry names it), for `check`. */
@@ -37,7 +37,7 @@ async function reportedPastTheMark(db: SqliteConnection) {
 }
 
 test('past the mark, a writer that waits for walSettled writes into a WAL started anew', async () => {
-  await withWorker('../../src/storage/drivers/bun-checkpointer.ts', async (db) => {
+  await withWorker('../../src/runtime/bun/checkpointer.ts', async (db) => {
     fill(db)
     await reportedPastTheMark(db)
     // The WAL was all copied back: this starts it anew, and fills it past the mark again.

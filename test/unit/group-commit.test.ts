@@ -1,6 +1,6 @@
 /** @module Group commit in the SQLite engine: writes joined together share a transaction, each member rolls back alone. */
 import { beforeEach, describe, expect, test } from 'bun:test'
-import { openEmbedded } from '../../src/storage/drivers/bun'
+import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
 import { sqliteDriver } from '../../src/storage/sqlite/driver'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
-import { openEmbedded } from '../../src/storage/drivers/bun'
+import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import { postgresStorage } from '../../src/storage/postgres/engine'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
-import { startPostgres, type PostgresServer } from '../../bench/embedded-postgres'
+import { startPostgres, type PostgresServer } from '../support/embedded-postgres'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
 
 const LIMIT = 30

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { openEmbedded } from '../../src/storage/drivers/bun'
+import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
 import { idempotencyStore } from '../../src/storage/sqlite/idempotency'
 import { inTransaction } from '../../src/storage/sqlite/driver'

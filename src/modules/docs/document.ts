@@ -89,7 +89,7 @@ interface Operation {
 }
 
 /**
- * The generator sees the body step's global parser (http/request-body.ts: a function that defers reading the body
+ * The generator sees the body step's global parser (http/steps/request-body.ts: a function that defers reading the body
  * until the session and rate checks have run) and, unable to name a function's media type, lists
  * none: every request body came out as `content: {}`. The body is always read as JSON
  * (request-body.ts), so the generator is shown the routes with that parser named.

@@ -5,10 +5,11 @@ import { PATHS } from '../../http/paths'
 import { responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'
 import type { Services } from '../services'
-import type { SessionAdmission } from './admission'
+import type { SessionAdmission } from '../../http/steps/admission'
 import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
 import { SessionBody, SessionData } from './model'
-import { lifetimeSeconds, mintSession, sessionPayload } from './service'
+import { mintSession } from '../../domain/session-token'
+import { lifetimeSeconds, sessionPayload } from './service'
 
 export function sessionRoutes(admission: SessionAdmission, services: Services) {
   const { storage, config } = services

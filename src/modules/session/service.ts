@@ -1,33 +1,11 @@
 /**
- * @module Anonymous sessions: an opaque cookie token (only its hash is stored), a public `sbx_` ref,
- * and a lifetime fixed at creation.
+ * @module Anonymous sessions: a lifetime fixed at creation, what creation answers, and work done
+ * only while the session runs. A session's token and ref are minted in domain/session-token.ts.
  */
-import { createHash, randomBytes } from 'node:crypto'
 import type { Config } from '../../config'
 import { isoTimestamp } from '../../domain/dates'
 import { ApiError } from '../../errors'
-import type { NewSession, Storage, Stores } from '../../storage/storage'
-
-/** 256 random bits for the cookie; a separate 80-bit public ref that cannot be turned into it. */
-export function mintSession(now: number, lifetimeSeconds: number): NewSession & { token: string } {
-  const token = randomBytes(32).toString('base64url')
-  return { token, tokenHash: hashToken(token), ref: `sbx_${randomBytes(10).toString('hex')}`, expiresAt: now + lifetimeSeconds * 1000 }
-}
-
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
-}
-
-/**
- * The token a cookie value carries, or null for a value that could not be one (treated as no
- * cookie). In double quotes it is the same token: RFC 6265 allows them, and Java's CookieManager
- * quotes every cookie whose Set-Cookie has a Max-Age (it takes it for an RFC 2965 cookie).
- */
-export function tokenOf(value: unknown): string | null {
-  if (typeof value !== 'string') return null
-  const token = value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value
-  return token.length === 0 || token.length > 128 ? null : token
-}
+import type { Storage, Stores } from '../../storage/storage'
 
 /**
  * The lifetime of a session created explicitly: the configured one, or the shorter one asked for

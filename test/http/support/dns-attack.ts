@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, launch, runtimeCommand, sleep, type Runtime } from '../../../bench/launch'
+import { freePort, launch, runtimeCommand, sleep, type Runtime } from '../../support/launch'
 import { startDnsServer, LATE_MS, PUBLIC_ADDRESS } from './dns-server'
 
 const ATTACKERS = 14

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT } from '../../../bench/launch'
+import { ROOT } from '../../support/launch'
 
 // Resolvers wait up to 10 s for an answer (the system's default is 5 s, twice), so that a name that
 // answers late (dns-server.ts) is answered, not given up on, by the system's resolver. A namespace

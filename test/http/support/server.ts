@@ -1,13 +1,13 @@
 /**
  * Starting real sandbox servers for the HTTP suite: the shared one (playwright.config.ts) and the
  * ones a test needs with its own configuration or its own restarts (the `privateServer` fixture,
- * client.ts). The process itself is started by bench/launch.ts, as the benchmark's are.
+ * client.ts). The process itself is started by test/support/launch.ts, as the benchmark's are.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { ROOT, launch, runtimeCommand, type Launched, type Runtime } from '../../../bench/launch'
+import { ROOT, launch, runtimeCommand, type Launched, type Runtime } from '../../support/launch'
 import { databaseFor, databaseUrl, ensureDatabase } from './postgres'
 import { serverCommand, targetEnv, type Target } from './targets'
 

@@ -4,7 +4,7 @@
  * load balancer (`pg`, see postgres.ts). The same HTTP suite runs against each: one Playwright
  * project per target (`SANDBOX_TARGETS=bun,deno` narrows the run).
  */
-import { runtimeCommand, type Runtime } from '../../../bench/launch'
+import { runtimeCommand, type Runtime } from '../../support/launch'
 import { databaseUrl, sharedDatabase } from './postgres'
 
 export const ALL_TARGETS = ['bun', 'binary', 'deno', 'node', 'uat', 'pg'] as const
@@ -20,7 +20,7 @@ export function selectedTargets(): Target[] {
 /** The runtime a target runs on: `uat` and `pg` are the Bun source with another configuration. */
 export const runtimeOf = (target: Target): Runtime => (target === 'uat' || target === 'pg' ? 'bun' : target)
 
-/** The command line that starts a target's server, run from the repository root (bench/launch.ts). */
+/** The command line that starts a target's server, run from the repository root (test/support/launch.ts). */
 export const serverCommand = (target: Target) => runtimeCommand(runtimeOf(target))
 
 /** Port of the stand-in insurer the `uat` target's servers use (started by playwright.config.ts). */

@@ -6,8 +6,8 @@
  * 15.9 ms → 6.0 ms). SQLite's own checkpoint stays on, at 40 MB of WAL, in case the worker stops.
  */
 import { Database } from 'bun:sqlite'
-import type { Report, WalReport } from './bun-checkpointer'
-import { connectionOver, type SqliteConnection, type SqlValue } from './connection'
+import type { Report, WalReport } from './checkpointer'
+import { connectionOver, type SqliteConnection, type SqlValue } from '../../storage/drivers/connection'
 
 export function openEmbedded(path: string, options: { checkpointerUrl?: string } = {}): SqliteConnection {
   const db = new Database(path, { create: true, readwrite: true })

@@ -1,12 +1,15 @@
 /**
- * @module Bun entry: `bun src/server.bun.ts`, and the compiled binary. One process: an embedded
+ * @module Bun entry: `bun src/runtime/bun/server.ts` (`npm start`), and the compiled binary. One process: an embedded
  * file serves one (sqlite/ownership.ts); several processes or instances share a PostgreSQL database.
  */
-import { openEmbedded } from './storage/drivers/bun'
-import { start } from './server'
+import { openEmbedded } from './sqlite'
+import { start } from '../start'
 
-/** WAL checkpoints run in a worker thread (storage/drivers/bun.ts), for the data file only. */
-const checkpointerUrl = new URL('./storage/drivers/bun-checkpointer.ts', import.meta.url).href
+/**
+ * WAL checkpoints run in a worker thread (sqlite.ts), for the data file only. The compiled binary
+ * holds the worker as its second entry point (`npm run build:binary`), beside this one.
+ */
+const checkpointerUrl = new URL('./checkpointer.ts', import.meta.url).href
 
 start(
   {

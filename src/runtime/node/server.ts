@@ -1,9 +1,9 @@
-/** @module Node entry: `npm run start:node` (bundled by Bun, run by Node), embedded database through its Node driver (storage/drivers/node.ts). */
+/** @module Node entry: `npm run start:node` (bundled by Bun, run by Node), embedded database through its Node driver (sqlite.ts). */
 import type { Server as HttpServer } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { node } from '@elysiajs/node'
-import { openEmbedded } from './storage/drivers/node'
-import { cannotStart, listenFailure, start } from './server'
+import { openEmbedded } from './sqlite'
+import { cannotStart, listenFailure, start } from '../start'
 
 /** The Node adapter (srvx) keeps the raw IncomingMessage on the request. */
 type NodeRequest = Request & { runtime?: { node?: { req?: { socket?: { remoteAddress?: string } } } } }
@@ -42,9 +42,9 @@ start(
       const options = {
         port: config.port,
         hostname: config.host,
-        // Our own shutdown (server.ts) finishes in-flight requests; srvx's would close them first.
+        // Our own shutdown (start.ts) finishes in-flight requests; srvx's would close them first.
         gracefulShutdown: false,
-        // Slow clients: headers within 10 s, the whole request within 20 s (bodies: 10 s, request-body.ts),
+        // Slow clients: headers within 10 s, the whole request within 20 s (bodies: 10 s, http/steps/request-body.ts),
         // checked every second rather than Node's default 30.
         node: { headersTimeout: 10_000, requestTimeout: 20_000, connectionsCheckingInterval: 1_000 },
       }

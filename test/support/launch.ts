@@ -1,15 +1,15 @@
 /**
  * @module Starting a server process and stopping it, for the HTTP suite and the benchmark alike: the
  * command of each runtime, a free port, waiting until the process answers, and its output. It lives
- * here because the benchmark may not import the tests; the tests import it from here. It runs under
- * Node (Playwright) and under Bun (the benchmark), so it uses node:child_process only.
+ * in test/support/, the helpers the tests and the benchmark share, which import neither (imports.test.ts).
+ * It runs under Node (Playwright) and under Bun (the benchmark), so it uses node:child_process only.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 
-export const ROOT = resolve(import.meta.dirname, '..')
+export const ROOT = resolve(import.meta.dirname, '../..')
 
 /**
  * How each runtime's server starts, from the repository root (`deno` and `bun` from
@@ -17,7 +17,7 @@ export const ROOT = resolve(import.meta.dirname, '..')
  * the source).
  */
 export const RUNTIMES = {
-  bun: { command: 'bun', args: ['src/server.bun.ts'], artefact: null },
+  bun: { command: 'bun', args: ['src/runtime/bun/server.ts'], artefact: null },
   binary: { command: 'dist/travel-sandbox', args: [], artefact: 'dist/travel-sandbox' },
   deno: {
     command: 'deno',

@@ -4,8 +4,8 @@
  * rate checks, as the contract's order requires.
  */
 import { Elysia } from 'elysia'
-import { rejectPersonalData } from '../domain/personal-data'
-import { ApiError } from '../errors'
+import { rejectPersonalData } from '../../domain/personal-data'
+import { ApiError } from '../../errors'
 
 export const MAX_BODY_BYTES = 16 * 1024
 /** A body still incomplete this long after the sandbox started reading it is refused (slow clients). */

@@ -1,8 +1,8 @@
 /** @module The last step of every sandbox call: its line in the structured log (src/log.ts), with no caller text in it. */
 import { Elysia } from 'elysia'
-import type { Log } from '../log'
-import { loggedMethod, loggedPath, pathOf } from './paths'
-import { maybeStateOf } from './request-state'
+import type { Log } from '../../log'
+import { loggedMethod, loggedPath, pathOf } from '../paths'
+import { maybeStateOf } from '../request-state'
 
 export function accessLog(log: Log) {
   return new Elysia({ name: 'sandbox-access-log' }).onAfterResponse({ as: 'global' }, ({ request, set }) => {

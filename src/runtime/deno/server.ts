@@ -1,9 +1,9 @@
 /**
  * @module Deno entry: bundled to one file (`npm run build:deno`), served by `Deno.serve`, embedded
- * database through its Deno driver (storage/drivers/deno.ts). Elysia's `listen()` does not run on Deno, so the app is served by `fetch`.
+ * database through its Deno driver (sqlite.ts). Elysia's `listen()` does not run on Deno, so the app is served by `fetch`.
  */
-import { openEmbedded } from './storage/drivers/deno'
-import { start } from './server'
+import { openEmbedded } from './sqlite'
+import { start } from '../start'
 
 declare const Deno: {
   serve(

@@ -5,10 +5,10 @@
 import { randomUUID } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { Server } from 'elysia/universal'
-import type { Config } from '../config'
-import { ApiError } from '../errors'
-import { networkKey } from './client-address'
-import { beginRequest, type Mode } from './request-state'
+import type { Config } from '../../config'
+import { ApiError } from '../../errors'
+import { networkKey } from '../client-address'
+import { beginRequest, type Mode } from '../request-state'
 
 /** Header budget: more than any client needs, less than any runtime lets through. */
 export const MAX_HEADER_FIELDS = 100

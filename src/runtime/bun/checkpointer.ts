@@ -1,8 +1,8 @@
 /**
  * @module A Bun worker thread that checkpoints the WAL of the database the server uses, so that
  * copying pages back and the fsync that follows never run inside a request's commit. After each
- * checkpoint it reports the WAL's size and how much of it is copied back (bun.ts paces the sweep by
- * it). Started by `openEmbedded` (bun.ts), and stopped before the final checkpoint at shutdown (two
+ * checkpoint it reports the WAL's size and how much of it is copied back (sqlite.ts paces the sweep by
+ * it). Started by `openEmbedded` (sqlite.ts), and stopped before the final checkpoint at shutdown (two
  * checkpointers cannot run at once).
  */
 import { Database } from 'bun:sqlite'

@@ -4,11 +4,11 @@
  * `Sandbox-Outcome` (http/forced-outcome.ts), which answers a forced failure at once.
  */
 import { Elysia } from 'elysia'
-import type { Config } from '../config'
-import { DELAY_HEADER, delayAnswer, requestedDelay } from './delay'
-import { FORCED_OUTCOME_HEADER, forcedFailure } from './forced-outcome'
-import { maybeStateOf, stateOf } from './request-state'
-import { SESSION_COOKIE, setSessionCookie } from './session-cookie'
+import type { Config } from '../../config'
+import { DELAY_HEADER, delayAnswer, requestedDelay } from '../delay'
+import { FORCED_OUTCOME_HEADER, forcedFailure } from '../forced-outcome'
+import { maybeStateOf, stateOf } from '../request-state'
+import { SESSION_COOKIE, setSessionCookie } from '../session-cookie'
 
 export function testingAids(config: Config) {
   return (
@@ -23,7 +23,7 @@ export function testingAids(config: Config) {
         }
         if (forced) throw forced
       })
-      // A failure's answer waits in the error answer (http/error-answer.ts).
+      // A failure's answer waits in the error answer (error-answer.ts).
       .onAfterHandle({ as: 'global' }, async ({ request }) => {
         const state = maybeStateOf(request)
         if (state) await delayAnswer(state.delayMs, request.signal)

@@ -1,16 +1,17 @@
 /**
- * @module Builds the typed client's package in `dist/client` (`npm run build:client`; `npm pack
- * ./dist/client` makes the tarball a partner installs: without the `./`, npm reads `dist/client` as
- * a GitHub repository): the client as one ES module, the declarations its types reach (the app's
- * routes and schemas, emitted by tsc from the source), a package.json whose dependencies are only
- * what the client needs (Eden, and Elysia and TypeBox for the types, never the server's database
- * drivers or PDF library), and its README.
+ * @module Builds the typed client's package (`src/client/`) in `dist/client` (`npm run
+ * build:client`; `npm pack ./dist/client` makes the tarball a partner installs: without the `./`,
+ * npm reads `dist/client` as a GitHub repository): the client as one ES module, the declarations
+ * its types reach (the app's routes and schemas, emitted by tsc from the source), a package.json
+ * whose dependencies are only what the client needs (Eden, and Elysia and TypeBox for the types,
+ * never the server's database drivers or PDF library), and its README. A build script, so outside
+ * `src/`, at the top like the other build and test configuration.
  */
 import { spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, normalize, relative } from 'node:path'
 
-const ROOT = join(import.meta.dirname, '..', '..')
+const ROOT = import.meta.dirname
 const OUT = join(ROOT, 'dist', 'client')
 const DECLARATIONS = join(ROOT, '.tmp', 'client-types')
 /** The packages the client's declarations may name; anything else would be a dependency the client does not need. */

@@ -10,12 +10,12 @@
 import { Elysia } from 'elysia'
 import type { Config } from '../../config'
 import { ApiError } from '../../errors'
-import { rateLimitHeaders } from '../../http/envelope'
-import { PATHS } from '../../http/paths'
-import { stateOf } from '../../http/request-state'
-import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
+import { rateLimitHeaders } from '../envelope'
+import { PATHS } from '../paths'
+import { stateOf } from '../request-state'
+import { SESSION_COOKIE, setSessionCookie, tokenOf } from '../session-cookie'
+import { hashToken, mintSession } from '../../domain/session-token'
 import type { Storage } from '../../storage/storage'
-import { hashToken, mintSession, tokenOf } from './service'
 
 export interface AdmissionDeps {
   config: Config

@@ -4,17 +4,17 @@
  * connection where what is left of the request can never be one.
  */
 import { Elysia } from 'elysia'
-import type { Config } from '../config'
-import type { RateStatus } from '../domain/rate-window'
-import type { Log } from '../log'
-import type { Storage } from '../storage/storage'
-import { delayAnswer } from './delay'
-import { failure, rateLimitHeaders } from './envelope'
-import { toApiError } from './error-mapping'
-import { allowedMethod, pathOf } from './paths'
+import type { Config } from '../../config'
+import type { RateStatus } from '../../domain/rate-window'
+import type { Log } from '../../log'
+import type { Storage } from '../../storage/storage'
+import { delayAnswer } from '../delay'
+import { failure, rateLimitHeaders } from '../envelope'
+import { toApiError } from '../error-mapping'
+import { allowedMethod, pathOf } from '../paths'
 import { UnreadableBody } from './request-body'
-import { stateOf, type RequestState } from './request-state'
-import { withSessionHint } from './session-hint'
+import { stateOf, type RequestState } from '../request-state'
+import { withSessionHint } from '../session-hint'
 
 export interface ErrorAnswerDeps {
   config: Pick<Config, 'rateLimit' | 'rateWindowSeconds'>
