@@ -7,18 +7,19 @@
  * idempotency records, events) commits before its answer, in a transaction of its own (driver.ts).
  */
 import type { SqliteConnection } from '../drivers/connection'
-import type { Admission, AdmissionRequest, NewSession, SessionRow, Storage, Stores } from '../storage'
+import type { Storage, Stores } from '../storage'
 import { type Runner, type StoreImplementations, storesThrough } from '../stores'
 import { sweepInBatches } from '../sweep'
+import { memoryAdmission } from './admission'
 import { sqliteDriver } from './driver'
 import { deliveryQueue, eventStore, webhookStore } from './events'
 import { asStorageError } from './faults'
 import { idempotencyStore } from './idempotency'
 import { limitSize, migrate } from './migrations'
 import { policyStore } from './policies'
-import { quoteStore } from './quotes'
+import { type QuoteStore, quoteStore } from './quotes'
 import { rateLog, rateWindows } from './rate-limits'
-import { sessionStore } from './sessions'
+import { type SessionStore, sessionStore } from './sessions'
 import { sweepBatch } from './sweep'
 import { unwrittenRows, writeBehind } from './write-behind'
 
@@ -32,6 +33,52 @@ export interface SqliteOptions {
   maxMegabytes: number
   /** How often what memory serves is written behind (write-behind.ts); 0: only when flushed (tests). */
   writeBehindMs?: number
+}
+
+/** The stores over the file; sessions and quotes as memory serves them. */
+function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore): StoreImplementations {
+  return {
+    sessions: { isLive: sessions.isLive },
+    quotes: {
+      unsaved: quotes.unsaved,
+      find: quotes.find,
+      record: (sessionId, given, now) => {
+        if (!sessions.isLive(sessionId, now)) return false
+        quotes.record(sessionId, given)
+        return true
+      },
+    },
+    policies: policyStore(db),
+    idempotency: idempotencyStore(db),
+    events: eventStore(db),
+    webhooks: webhookStore(db),
+  }
+}
+
+/**
+ * The stores as a transaction's work sees them. The turn is already held: calls go straight to the
+ * connection. Once one of its calls fails, its later calls fail without running, as on PostgreSQL:
+ * SQLite may have dropped the whole transaction (SQLITE_FULL, SQLITE_IOERR), and a statement run
+ * after that would commit on its own. Writes sent together (`Promise.all`) are all called before any
+ * is awaited. Transactions take turns, so one failure at a time is tracked.
+ */
+function transactionStores(stores: StoreImplementations) {
+  let failed: unknown = null
+  const guarded = storesThrough(stores, async (call) => {
+    if (failed) throw failed
+    try {
+      return await call()
+    } catch (error) {
+      throw (failed = asStorageError(error))
+    }
+  })
+  return {
+    /** The stores for a new transaction: no call of it has failed yet. */
+    fresh(): Stores {
+      failed = null
+      return guarded
+    },
+  }
 }
 
 export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Promise<Storage> {
@@ -58,90 +105,21 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
     quotes.forget(sessionId)
   })
   const deliveries = deliveryQueue(db)
-  const stores: StoreImplementations = {
-    sessions: { isLive: sessions.isLive },
-    quotes: {
-      unsaved: quotes.unsaved,
-      find: quotes.find,
-      record: (sessionId, given, now) => {
-        if (!sessions.isLive(sessionId, now)) return false
-        quotes.record(sessionId, given)
-        return true
-      },
-    },
-    policies: policyStore(db),
-    idempotency: idempotencyStore(db),
-    events: eventStore(db),
-    webhooks: webhookStore(db),
-  }
+  const stores = engineStores(db, sessions, quotes)
   const inTurn: Runner = (work) => driver.provideConnection(work)
   let closing = false
 
-  /** New work is refused while the file takes no write: memory would hold it without bound. */
-  function writable(): void {
-    const failure = behind.failure()
-    if (failure) throw failure
-  }
-
-  /** The session an admitted call creates, counted against its own key too. */
-  function opened(fresh: NewSession, now: number) {
-    writable()
-    const session = sessions.create(fresh.ref, fresh.tokenHash, now, fresh.expiresAt)
-    return { admitted: session, newKey: `s:${session.ref}` }
-  }
-
-  /** Expiry, then the rate check and the count, in memory: one synchronous step. */
-  function admitFound({ network, now, create }: AdmissionRequest, found: SessionRow | undefined): Admission {
-    if (found && found.expiresAt <= now) return { kind: 'expired' }
-    const live = found ?? null
-    const keys = live ? [`s:${live.ref}`, network] : [network]
-    const { status, admitted } = rates.admit(keys, now, () => {
-      if (live || !create) {
-        writable()
-        return { admitted: live }
-      }
-      return opened(create(), now)
-    })
-    if (admitted === undefined) return { kind: 'refused', status, session: live }
-    return { kind: 'admitted', status, session: admitted, created: admitted !== live }
-  }
-
-  // Inside a transaction the turn is already held: calls go straight to the connection. Once one of
-  // its calls fails, its later calls fail without running, as on PostgreSQL: SQLite may have dropped
-  // the whole transaction (SQLITE_FULL, SQLITE_IOERR), and a statement run after that would commit
-  // on its own. Writes sent together (`Promise.all`) are all called before any is awaited.
-  // Transactions take turns, so one failure at a time is tracked.
-  let failed: unknown = null
-  const transactionStores: Stores = storesThrough(stores, async (call) => {
-    if (failed) throw failed
-    try {
-      return await call()
-    } catch (error) {
-      throw (failed = asStorageError(error))
-    }
-  })
+  const inTransaction = transactionStores(stores)
 
   return {
     ...storesThrough(stores, inTurn),
 
-    // Only a token memory does not know (expired before this process started, or unknown) is read from the file.
-    admit: async (request) => {
-      const { tokenHash, now } = request
-      const found = tokenHash === null ? undefined : (sessions.cached(tokenHash) ?? (await inTurn(() => sessions.read(tokenHash, now))))
-      return admitFound(request, found)
-    },
-
-    openSession: async (fresh, now) => rates.admit([], now, () => opened(fresh, now)).admitted!,
-
-    allowance: async (keys, now) => rates.peek(keys, now),
+    ...memoryAdmission({ sessions, rates, failure: behind.failure, inTurn }),
 
     // What a transaction writes may refer to sessions and quotes memory holds: they are written first.
     transaction: (work) =>
       driver.transaction(
-        () => {
-          failed = null
-          return work(transactionStores)
-        },
+        () => work(inTransaction.fresh()),
         () => unwritten.write(false),
       ),
 

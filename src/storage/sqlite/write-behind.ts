@@ -8,7 +8,7 @@
  */
 import { StorageUnavailable } from '../storage'
 import { asStorageError } from './faults'
-import type { quoteStore } from './quotes'
+import type { QuoteStore } from './quotes'
 import type { rateLog, RateWindows } from './rate-limits'
 import type { SessionStore } from './sessions'
 
@@ -17,7 +17,7 @@ export const WRITE_BEHIND_MS = 200
 
 interface Parts {
   sessions: SessionStore
-  quotes: ReturnType<typeof quoteStore>
+  quotes: QuoteStore
   rates: RateWindows
   rateLog: ReturnType<typeof rateLog>
 }
