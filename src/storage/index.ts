@@ -29,7 +29,7 @@ export async function openStorage(config: StorageConfig, openEmbedded: OpenEmbed
   if (config.dbPath === ':memory:') return sqliteStorage(openEmbedded(config.dbPath, 'data'), { ...rates, maxMegabytes: config.dbMaxMegabytes })
   const lock = ownFile(config.dbPath, (path) => openEmbedded(path, 'lock'))
   try {
-    const storage = sqliteStorage(openEmbedded(config.dbPath, 'data'), { ...rates, maxMegabytes: config.dbMaxMegabytes })
+    const storage = await sqliteStorage(openEmbedded(config.dbPath, 'data'), { ...rates, maxMegabytes: config.dbMaxMegabytes })
     return { ...storage, close: () => storage.close().finally(() => lock.close()) }
   } catch (error) {
     lock.close()

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config'
 import { createServices } from '../../src/modules/services'
 import { withStorage } from '../unit/support/storage'
 
-const app = createApp(createServices({ ...withStorage(loadConfig({})), log: () => {} }))
+const app = createApp(createServices({ ...(await withStorage(loadConfig({}))), log: () => {} }))
 const response = await app.handle(new Request('http://localhost/api/sandbox/openapi.json'))
 if (!response.ok) throw new Error(`openapi.json answered ${response.status}`)
 mkdirSync('.tmp', { recursive: true })

@@ -11,7 +11,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 describe('session expiry (fake clock)', () => {
   test('a session resolves until its expiry instant and is session_expired from then on', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const created = await sandbox.call('session')
     expect(created.status).toBe(200)
     const token = created.cookie!
@@ -45,7 +45,7 @@ describe('session expiry (fake clock)', () => {
   })
 
   test("an expired session's policy stops resolving at once, and the sweep keeps the answer precise for 24 h", async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const trip = tripFrom(START_MS, 2, 6)
     const travellers = [{ age: 41 }]
     const search = await sandbox.call('plans/search', { trip, travellers })
@@ -72,7 +72,7 @@ describe('session expiry (fake clock)', () => {
   })
 
   test('a session asked to last one minute ends at that minute, to the millisecond', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const created = await sandbox.call('session', { lifetime_minutes: 1 })
     expect(created.body.data.expires_at).toBe(iso(START_MS + MINUTE))
     expect(created.body.data.limits.session_minutes).toBe(1)
@@ -88,7 +88,7 @@ describe('session expiry (fake clock)', () => {
 
 describe('rolling rate window (fake clock)', () => {
   test('admits 30 in 10 minutes, then again exactly when the oldest hit leaves the window', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     let token: string | undefined
     for (let i = 0; i < 30; i++) {
       sandbox.setNow(START_MS + i * 1000)
@@ -124,7 +124,7 @@ describe('rolling rate window (fake clock)', () => {
   })
 
   test('a refused call without a cookie creates no session', async () => {
-    const sandbox = inProcessApp({ SANDBOX_RATE_LIMIT: '2' })
+    const sandbox = await inProcessApp({ SANDBOX_RATE_LIMIT: '2' })
     expect((await sandbox.call('session')).status).toBe(200)
     expect((await sandbox.call('session')).status).toBe(200)
     const sessions = async () => {
@@ -144,7 +144,7 @@ describe('rolling rate window (fake clock)', () => {
 
 describe('issue → modify flow', () => {
   test('search, issue, extend, correct the reference, replay; other sessions see nothing', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const trip = tripFrom(START_MS, 10, 9, 'IN', 'TH')
     const search = await sandbox.call('plans/search', { trip, travellers: [{ age: 35 }, { age: 8 }], currency: 'USD' })
     expect(search.status).toBe(200)
@@ -209,7 +209,7 @@ describe('issue → modify flow', () => {
   })
 
   test('issue refuses personal data, naming paths and never values, and stores nothing', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const trip = tripFrom(START_MS, 3, 4)
     const search = await sandbox.call('plans/search', { trip, travellers: [{ age: 30 }] })
     const token = search.cookie!
@@ -229,7 +229,7 @@ describe('issue → modify flow', () => {
 
 describe('request checks in the app', () => {
   test('a modify body without a scenario is validation_failed naming scenario, and changes nothing', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const trip = tripFrom(START_MS, 1, 3, 'IN', 'TH')
     const search = await sandbox.call('plans/search', { trip, travellers: [{ age: 20 }] })
     const token = search.cookie!
@@ -253,7 +253,7 @@ describe('request checks in the app', () => {
   })
 
   test('an age sent as a string is validation_failed, not read as a number', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     for (const age of ['30', ' 7 ']) {
       const response = await sandbox.call('plans/search', { trip: tripFrom(START_MS, 1, 3), travellers: [{ age: 40 }, { age }] })
       expect(response.status).toBe(422)
@@ -263,7 +263,7 @@ describe('request checks in the app', () => {
 
   test('an object with its own toString where a string belongs is validation_failed, never a 500', async () => {
     // Such an object throws when made a string; Elysia words its validation errors with the value.
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const odd: unknown[] = [{ toString: 'QZXMARK' }, [[{ toString: 'x' }]], [{ valueOf: 'x', toString: 2 }]]
     const trip = tripFrom(START_MS, 1, 3)
     const search = await sandbox.call('plans/search', { trip, travellers: [{ age: 30 }] })
@@ -294,7 +294,7 @@ describe('request checks in the app', () => {
 
   test('a body nested thousands deep answers as any deep body, whatever names it spells (escapes, toString)', async () => {
     // The names make the body take the printable() walk, which must not overflow the stack.
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const deep = '['.repeat(7_000) + ']'.repeat(7_000)
     const post = async (body: string) => {
       const response = await sandbox.app.handle(
@@ -313,7 +313,7 @@ describe('request checks in the app', () => {
   })
 
   test('"today" comes from the clock: a trip starting before the fake today is refused', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const yesterday = await sandbox.call('plans/search', { trip: tripFrom(START_MS, -1, 3), travellers: [{ age: 30 }] })
     expect(yesterday.status).toBe(422)
     expect(yesterday.body.error).toMatchObject({ code: 'validation_failed', details: [{ field: 'trip.start_date' }] })
@@ -324,7 +324,7 @@ describe('request checks in the app', () => {
 
 describe('events recorded before format 2', () => {
   test('a stored format-1 event (every endorsement, no version) is still listed as stored, not refused by the answer schema', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const token = (await sandbox.call('session')).cookie!
     const trip = tripFrom(START_MS, 10, 5)
     const travellers = [{ age: 30 }]

@@ -33,7 +33,7 @@ describe('answers when storage fails everywhere', () => {
   test('every answer is still an envelope: 503 storage_unavailable, or the route error with a nominal allowance', async () => {
     const { driver, state } = breakableDriver('SQLITE_IOERR')
     const config = loadConfig({})
-    const { storage } = embeddedStorage(config, driver)
+    const { storage } = await embeddedStorage(config, driver)
     const app = createApp(createServices({ storage, config, log: () => {} }))
     expect((await app.handle(new Request('http://localhost/api/sandbox/session', { method: 'POST' }))).status).toBe(200)
     // Admission is served from memory: it answers 503 once writing what it holds behind has failed.
@@ -50,7 +50,7 @@ describe('answers when storage fails everywhere', () => {
 
 describe('request shapes the router decodes itself', () => {
   test('a policy_ref that does not percent-decode is policy_not_found, like any malformed ref', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const answer = await sandbox.call('policy/%E0%A4%A/modify', { scenario: 'correct_partner_reference', partner_reference: 'BK-1' })
     expectFailure(answer, 404, 'policy_not_found')
   })
@@ -58,7 +58,7 @@ describe('request shapes the router decodes itself', () => {
 
 describe('check order', () => {
   test('limits come before the Idempotency-Key check', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const answer = await sandbox.call(
       'policy/new',
       { plan_id: 'plan_x', trip: tripFrom(sandbox.now(), 2, 200), travellers: [{ age: 30 }] },
@@ -94,7 +94,7 @@ describe('a session that ends while the insurer answers', () => {
       cancel: async () => ({ refundMinor: 100 }),
     }
     const config = loadConfig({})
-    const { storage, db } = embeddedStorage(config)
+    const { storage, db } = await embeddedStorage(config)
     const app = createApp(createServices({ storage, config, clock: () => clock.now, log: () => {}, insurer }))
     const post = (path: string, body: unknown, cookie?: string) =>
       app.handle(

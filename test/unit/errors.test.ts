@@ -72,7 +72,7 @@ describe("the OpenAPI document's error examples", () => {
   }
 
   test("say the table's words: a plain message as it is, and a message with values filled in with the example's", async () => {
-    const examples = failureExamples(await servedDocument(inProcessApp()))
+    const examples = failureExamples(await servedDocument(await inProcessApp()))
     expect(examples.length).toBeGreaterThan(5)
     for (const { code, message } of examples) {
       const { details: _details, ...wording } = ERROR_EXAMPLES[code]

@@ -53,10 +53,10 @@ const DAY = 86_400_000
 const day = (ms: number, offset: number) => new Date(ms + offset * DAY).toISOString().slice(0, 10)
 
 /** An in-process app on a fresh in-memory database, with a clock the test moves. */
-function buildApp(env: Record<string, string>) {
+async function buildApp(env: Record<string, string>) {
   let now = START_MS
   const logs: string[] = []
-  const services = createServices({ ...withStorage(loadConfig(env)), clock: () => now, log: (fields) => logs.push(logLine(fields)) })
+  const services = createServices({ ...(await withStorage(loadConfig(env))), clock: () => now, log: (fields) => logs.push(logLine(fields)) })
   const app = createApp(services)
   return { app, services, logs, now: () => now, setNow: (ms: number) => void (now = ms) }
 }
@@ -64,7 +64,7 @@ function buildApp(env: Record<string, string>) {
 /** What the HTTP suite's raw client reads of an answer (test/http/support/client.ts). */
 type Answer = Omit<Reply, 'setCookies'>
 
-async function send(app: ReturnType<typeof buildApp>['app'], url: string, init: RequestInit): Promise<Answer> {
+async function send(app: Awaited<ReturnType<typeof buildApp>>['app'], url: string, init: RequestInit): Promise<Answer> {
   const response = await app.handle(new Request(url, init))
   const text = await response.text()
   let json: any
@@ -335,7 +335,7 @@ describe('fuzz: arbitrary requests against every endpoint', () => {
   test(
     'never a 5xx, always the envelope, never a leak, never an echo of a rejected value',
     async () => {
-      const sandbox = buildApp({ SANDBOX_RATE_LIMIT: '1000000000', SANDBOX_TRUST_PROXY: '1' })
+      const sandbox = await buildApp({ SANDBOX_RATE_LIMIT: '1000000000', SANDBOX_TRUST_PROXY: '1' })
       const base = 'http://localhost'
       // A live session with a search and a policy, so that valid references are in reach.
       const search = {
@@ -394,7 +394,7 @@ describe('fuzz: the Host a request names does not change its route', () => {
   test(
     'session and modify route the same for any host name',
     async () => {
-      const sandbox = buildApp({ SANDBOX_RATE_LIMIT: '1000000000' })
+      const sandbox = await buildApp({ SANDBOX_RATE_LIMIT: '1000000000' })
       const host = fc.oneof(fc.domain(), fc.ipV4(), fc.constantFrom('a', 'ab', 'api', 'sbx', 'x.y', 'localhost'))
       const port = fc.option(fc.integer({ min: 1, max: 65_535 }), { nil: undefined })
       await fc.assert(
@@ -444,7 +444,7 @@ interface Model {
 }
 
 interface Real {
-  sandbox: ReturnType<typeof buildApp>
+  sandbox: Awaited<ReturnType<typeof buildApp>>
   tokens: (string | undefined)[]
 }
 
@@ -756,7 +756,7 @@ describe('fuzz: model-based run of the contract', () => {
       ]
       await fc.assert(
         fc.asyncProperty(fc.commands(commands, { maxCommands: 60, size: 'large' }), async (run) => {
-          const sandbox = buildApp({
+          const sandbox = await buildApp({
             SANDBOX_RATE_LIMIT: String(LIMIT),
             SANDBOX_RATE_WINDOW_SECONDS: String(WINDOW_MS / 1000),
             SANDBOX_SESSION_TTL_SECONDS: String(TTL_MS / 1000),

@@ -12,7 +12,7 @@ const DAY = 86_400_000
 
 /** An app with a policy on a trip starting `offsetDays` after the fake clock's day and lasting `days` days (so `days + 1` days of cover). */
 async function withPolicy(offsetDays: number, days: number, headers: Record<string, string> = {}) {
-  const sandbox = inProcessApp({ SANDBOX_SESSION_TTL_SECONDS: String(7 * 86_400) }) // long enough to see a trip end
+  const sandbox = await inProcessApp({ SANDBOX_SESSION_TTL_SECONDS: String(7 * 86_400) }) // long enough to see a trip end
   const trip = tripFrom(START_MS, offsetDays, days)
   const travellers = [{ age: 41 }, { age: 9 }]
   const search = await sandbox.call('plans/search', { trip, travellers, currency: 'EUR' })

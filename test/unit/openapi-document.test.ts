@@ -13,7 +13,7 @@ import { inProcessApp } from './support/app'
 
 const SPEC = '/api/sandbox/openapi.json'
 
-async function fetchDocument(app: ReturnType<typeof inProcessApp>['app'], origin = 'http://localhost', headers: Record<string, string> = {}) {
+async function fetchDocument(app: Awaited<ReturnType<typeof inProcessApp>>['app'], origin = 'http://localhost', headers: Record<string, string> = {}) {
   const response = await app.handle(new Request(`${origin}${SPEC}`, { headers }))
   expect(response.status).toBe(200)
   return response
@@ -22,9 +22,9 @@ async function fetchDocument(app: ReturnType<typeof inProcessApp>['app'], origin
 const operations = (document: any) =>
   Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods as object).map(([method, operation]) => ({ path, method, ...operation })))
 
-describe('the OpenAPI document', () => {
-  const sandbox = inProcessApp()
+const sandbox = await inProcessApp()
 
+describe('the OpenAPI document', () => {
   test("every operation has a short camelCase operationId of its own and one of the document's tags", async () => {
     const document: any = await (await fetchDocument(sandbox.app)).json()
     const tags = document.tags.map((tag: { name: string }) => tag.name)
@@ -87,7 +87,7 @@ describe('the OpenAPI document', () => {
     // Forwarded headers are the caller's text unless a proxy is trusted.
     const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'sandbox.example.org' }
     expect(((await (await fetchDocument(sandbox.app, 'http://10.0.0.5:3000', forwarded)).json()) as any).servers[0].url).toBe('http://10.0.0.5:3000')
-    const proxied = inProcessApp({ SANDBOX_TRUST_PROXY: '1' })
+    const proxied = await inProcessApp({ SANDBOX_TRUST_PROXY: '1' })
     expect(((await (await fetchDocument(proxied.app, 'http://10.0.0.5:3000', forwarded)).json()) as any).servers[0].url).toBe('https://sandbox.example.org')
     const garbled = { 'x-forwarded-proto': 'javascript', 'x-forwarded-host': 'a b' }
     expect(((await (await fetchDocument(proxied.app, 'http://10.0.0.5:3000', garbled)).json()) as any).servers[0].url).toBe('http://10.0.0.5:3000')
@@ -117,11 +117,11 @@ describe('the OpenAPI document', () => {
     const url = new URL(register.requestBody.content['application/json'].example.url)
     expect(url.hostname).toMatch(/^192\.0\.2\.\d+$/) // TEST-NET-1, RFC 5737
     // A sandbox that others can reach refuses it; one on loopback takes it, and its deliveries go nowhere.
-    const hosted = inProcessApp({ HOST: '0.0.0.0' })
+    const hosted = await inProcessApp({ HOST: '0.0.0.0' })
     const refused = await hosted.call('webhook', { url: url.href })
     expect(refused.status).toBe(422)
     expect(refused.body.error.details[0].issue).toContain('public addresses')
-    expect((await inProcessApp({ HOST: '127.0.0.1' }).call('webhook', { url: url.href })).status).toBe(200)
+    expect((await (await inProcessApp({ HOST: '127.0.0.1' })).call('webhook', { url: url.href })).status).toBe(200)
   })
 
   test('Redocly lints it clean: no error, no warning (redocly.yaml: the recommended rules, examples checked against their schemas)', async () => {

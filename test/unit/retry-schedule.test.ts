@@ -95,7 +95,7 @@ describe('the webhook retry schedule', () => {
   })
 
   test('the OpenAPI document states it in those words in every webhook, and nowhere otherwise', async () => {
-    const document = (await servedDocument(inProcessApp())) as { webhooks: Record<string, Json> } & Json
+    const document = (await servedDocument(await inProcessApp())) as { webhooks: Record<string, Json> } & Json
     const webhooks = Object.entries(document.webhooks)
     expect(webhooks.length).toBeGreaterThan(0)
     for (const [name, item] of webhooks) expect(resolved(document, resolved(document, item).post).description, name).toContain(SCHEDULE)

@@ -541,7 +541,7 @@ function carried(request: Json, earlier: { operation: Operation; answer: Answer 
   return result
 }
 
-async function runProbe(app: ReturnType<typeof inProcessApp>['app'], flow: Operation[], probe: Probe): Promise<Answer> {
+async function runProbe(app: Awaited<ReturnType<typeof inProcessApp>>['app'], flow: Operation[], probe: Probe): Promise<Answer> {
   const { field } = probe
   let cookie: string | undefined
   const answers = new Map<string, Answer>()
@@ -620,7 +620,7 @@ async function inParallel<T, R>(items: T[], width: number, run: (item: T) => Pro
 
 // ---------------------------------------------------------------------------------------------
 
-const sandbox = inProcessApp({ SANDBOX_RATE_LIMIT: '1000000000', SANDBOX_WEBHOOK_TARGETS: 'any' })
+const sandbox = await inProcessApp({ SANDBOX_RATE_LIMIT: '1000000000', SANDBOX_WEBHOOK_TARGETS: 'any' })
 const served = await servedDocument(sandbox)
 const flow = operationsOf(served)
 const { fields, problems } = fieldsOf(served, flow)

@@ -54,7 +54,7 @@ describe('withSessionHint', () => {
 
 describe('a reference not found in a session the call opened', () => {
   test('without a cookie: plan, policy and event say the call carried none, and set the new session', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const answers = [
       [await sandbox.call('policy/new', issueBody()), 'plan_not_found'],
       [await sandbox.call(UNKNOWN_POLICY), 'policy_not_found'],
@@ -74,7 +74,7 @@ describe('a reference not found in a session the call opened', () => {
   })
 
   test('with a cookie the sandbox does not know (forged, garbled, or forgotten): it says so instead', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     for (const cookie of ['forged-token', '%E0%A4%A', '{}', 'x'.repeat(300)]) {
       const answer = await sandbox.call(UNKNOWN_POLICY, undefined, { cookie })
       expectFailure(answer, 404, 'policy_not_found')
@@ -92,7 +92,7 @@ describe('a reference not found in a session the call opened', () => {
   })
 
   test('with the cookie of a live session that lacks the reference: the usual answer, no hint', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const token = (await sandbox.call('session')).cookie!
     const answers = [
       await sandbox.call('policy/new', issueBody(), { cookie: token }),
@@ -112,7 +112,7 @@ describe('a reference not found in a session the call opened', () => {
   })
 
   test("Java's CookieManager quotes the token (an RFC 2965 cookie): it still names the session", async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const opened = await sandbox.call('session')
     const headers = { cookie: `$Version="1"; sbx_session="${opened.cookie}";$Path="/";$Domain="localhost"` }
     const answer = await sandbox.call(UNKNOWN_POLICY, undefined, { headers })
@@ -132,7 +132,7 @@ describe('a reference not found in a session the call opened', () => {
   })
 
   test('an ended session the sandbox still knows answers session_expired, with no hint; the call after it has one', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const token = (await sandbox.call('session')).cookie!
     sandbox.setNow(START_MS + 60 * MINUTE)
     const expired = await sandbox.call(UNKNOWN_POLICY, undefined, { cookie: token })
@@ -146,7 +146,7 @@ describe('a reference not found in a session the call opened', () => {
   })
 
   test('the hint changes only the message and details: status, headers and the rest are the same as with a session', async () => {
-    const sandbox = inProcessApp()
+    const sandbox = await inProcessApp()
     const token = (await sandbox.call('session')).cookie!
     const withSession = await sandbox.call(UNKNOWN_EVENT, undefined, { cookie: token })
     const without = await sandbox.call(UNKNOWN_EVENT)

@@ -55,7 +55,7 @@ interface Engine {
   /**
    * Two storages whose transactions may overlap. SQLite: one, since a process has one connection —
    * a second one's `BEGIN IMMEDIATE` would block the thread the first needs to commit; across
-   * processes test/unit/group-commit.test.ts and test/http/shared-state.spec.ts cover it.
+   * processes test/unit/transactions.test.ts and test/http/shared-state.spec.ts cover it.
    */
   pair(): Promise<[Storage, Storage]>
   count(table: string): Promise<number>

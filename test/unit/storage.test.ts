@@ -3,8 +3,7 @@ import { join } from 'node:path'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
 import { idempotencyStore } from '../../src/storage/sqlite/idempotency'
-import { inTransaction } from '../../src/storage/sqlite/driver'
-import { MIGRATIONS, SCHEMA_VERSION, limitSize, migrate } from '../../src/storage/sqlite/migrations'
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/sqlite/migrations'
 import { policyStore } from '../../src/storage/sqlite/policies'
 import { sessionStore } from '../../src/storage/sqlite/sessions'
 import type { SweepResult } from '../../src/storage/storage'
@@ -12,13 +11,18 @@ import { TOMBSTONE_MS } from '../../src/domain/session-tombstone'
 import { sweepInBatches } from '../../src/storage/sweep'
 import { sweepBatch } from '../../src/storage/sqlite/sweep'
 import { rateLimiter } from './support/rate-limits'
-import { fileForEachTest, seedQuotes, seedSession } from './support/storage'
+import { committed, fileForEachTest, migrated, seedQuotes, seedSession } from './support/storage'
 
 const WINDOW_MS = 600_000
 
 /** The SQLite sweep's batch, and the whole sweep made of it. */
 function sweeper(connection: SqliteConnection, windowMs: number) {
-  const batch = sweepBatch(connection, windowMs, limitSize(connection, 0))
+  const sweptBatch = sweepBatch(connection, windowMs)
+  const batch = (now: number) => {
+    let swept: ReturnType<typeof sweptBatch> | undefined
+    committed(connection, () => void (swept = sweptBatch(now)))
+    return swept!
+  }
   return { batch, sweep: (now: number) => sweepInBatches(async (at) => batch(at), now) }
 }
 const T0 = 1_800_000_000_000
@@ -53,36 +57,36 @@ describe('migrations', () => {
     expect(file.db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
   })
 
-  test('are idempotent: migrating again, or from another connection, changes nothing and loses nothing', () => {
+  test('are idempotent: migrating again, or from another connection, changes nothing and loses nothing', async () => {
     seedSession(file.db, 'sbx_a', 'hash-a', T0, T0 + 1)
     const tables = () => file.db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('table','index') ORDER BY name").all()
     const before = tables()
-    migrate(file.db)
+    await migrated(file.db)
     const other = openEmbedded(file.path)
-    migrate(other)
+    await migrated(other)
     other.close()
     expect(tables()).toEqual(before)
     expect(count('sessions')).toBe(1)
     expect(file.db.prepare<{ user_version: number }>('PRAGMA user_version').get()!.user_version).toBe(SCHEMA_VERSION)
   })
 
-  test('3 keeps the rate hits of a version-2 file: a restart after an upgrade resets no counter', () => {
+  test('3 keeps the rate hits of a version-2 file: a restart after an upgrade resets no counter', async () => {
     const old = join(file.dir, 'v2.db')
     const v2 = openEmbedded(old)
     for (const sql of MIGRATIONS.slice(0, 2)) v2.exec(sql)
     v2.exec('PRAGMA user_version = 2')
     const hit = v2.prepare('INSERT INTO rate_hits (key, at) VALUES (?, ?)')
     for (const at of [T0, T0, T0 + 1]) hit.run('n:net', at)
-    migrate(v2)
+    await migrated(v2)
     const rates = rateLimiter(v2, { limit: 5, windowMs: WINDOW_MS })
     expect(rates.peek(['n:net'], T0 + 2)).toMatchObject({ remaining: 2, resetAt: T0 + WINDOW_MS })
     expect(rates.peek(['n:net'], T0 + WINDOW_MS)).toMatchObject({ remaining: 4 })
     v2.close()
   })
 
-  test('refuse a database newer than this build', () => {
+  test('refuse a database newer than this build', async () => {
     file.db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`)
-    expect(() => migrate(file.db)).toThrow(/newer/)
+    await expect(migrated(file.db)).rejects.toThrow(/newer/)
   })
 
   test('the file is in WAL mode with foreign keys on', () => {
@@ -305,7 +309,7 @@ describe('sweep', () => {
    * and the sweep the rest; answers the sweep.
    */
   async function sweptInBatches(seed: () => void, counted: keyof SweepResult, total: number) {
-    inTransaction(file.db, seed)
+    committed(file.db, seed)
     const { batch, sweep } = sweeper(file.db, WINDOW_MS)
     const one = batch(T0)
     expect(one[counted]).toBeGreaterThan(0)

@@ -7,14 +7,14 @@ import { withStorage } from './support/storage'
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 
-function inProcessClient() {
-  const app = createApp(createServices({ ...withStorage(loadConfig({})), log: () => {} }))
+async function inProcessClient() {
+  const app = createApp(createServices({ ...(await withStorage(loadConfig({}))), log: () => {} }))
   return createSandboxClient(app)
 }
 
 describe('typed client (Eden Treaty), in-process', () => {
   test('drives session, search, issue and two endorsements, keeping the session cookie', async () => {
-    const sandbox = inProcessClient()
+    const sandbox = await inProcessClient()
     const session = await sandbox.api.sandbox.session.post({})
     expect(session.status).toBe(200)
     const sessionRef = session.data!.data.session_ref
@@ -52,12 +52,12 @@ describe('typed client (Eden Treaty), in-process', () => {
   })
 
   test('opens a short session', async () => {
-    const session = await inProcessClient().api.sandbox.session.post({ lifetime_minutes: 2 })
+    const session = await (await inProcessClient()).api.sandbox.session.post({ lifetime_minutes: 2 })
     expect(session.data!.data.limits.session_minutes).toBe(2)
   })
 
   test('answers a contract error as a typed error value', async () => {
-    const sandbox = inProcessClient()
+    const sandbox = await inProcessClient()
     const answer = await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_unknown' }).modify.post({ scenario: 'shorten_end_date', new_end_date: day(3) })
     if (answer.error?.status !== 404) throw new Error(`expected 404, got ${answer.status}`)
     expect(answer.error.value.error.code).toBe('policy_not_found')

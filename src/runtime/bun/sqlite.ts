@@ -7,27 +7,31 @@
  */
 import { Database } from 'bun:sqlite'
 import type { Report, WalReport } from './checkpointer'
-import { connectionOver, type SqliteConnection, type SqlValue } from '../../storage/drivers/connection'
+import { type Checkpointer, connectionOver, type SqliteConnection, type SqlValue } from '../../storage/drivers/connection'
 
-export function openEmbedded(path: string, options: { checkpointerUrl?: string } = {}): SqliteConnection {
+/** Bun's checkpointer, which also tells what the WAL was at its last report (its test reads it). */
+export interface WorkerCheckpointer extends Checkpointer {
+  report(): { pages: number; copied: number }
+}
+
+export function openEmbedded(path: string, options: { checkpointerUrl?: string } = {}): SqliteConnection & { checkpointer?: WorkerCheckpointer } {
   const db = new Database(path, { create: true, readwrite: true })
   const connection = connectionOver(db, (sql) => db.query<unknown, SqlValue[]>(sql))
   // After the pragmas (WAL first): the worker opens the same file.
   if (!options.checkpointerUrl || path === ':memory:') return connection
-  const checkpointer = startCheckpointer(db, path, options.checkpointerUrl)
-  return { ...connection, beforeClose: checkpointer.stop, walSettled: checkpointer.settled, walReport: checkpointer.report }
+  return { ...connection, checkpointer: startCheckpointer(db, path, options.checkpointerUrl) }
 }
 
 /**
- * WAL pages past which `walSettled` waits (4 MB). SQLite starts the WAL anew only when a write
+ * WAL pages past which `settled` waits (4 MB). SQLite starts the WAL anew only when a write
  * begins with every page copied back; a sweep writing without a pause let it grow to SQLite's own
  * checkpoint mark, which then ran inside a request's commit (bench/README.md).
  */
 const SETTLED_PAGES = 1_000
-/** How long `walSettled` waits at most: a worker whose checkpoints fail (and so report nothing) does not stop the sweep. */
+/** How long `settled` waits at most: a worker whose checkpoints fail (and so report nothing) does not stop the sweep. */
 const MOST_WAIT_MS = 2_000
 
-function startCheckpointer(db: Database, path: string, url: string) {
+function startCheckpointer(db: Database, path: string, url: string): WorkerCheckpointer {
   db.exec('PRAGMA wal_autocheckpoint = 10000')
   const worker = new Worker(url)
   let wal: WalReport = { pages: 0, copied: 0, mark: 0 }

@@ -16,16 +16,19 @@ export interface SqliteConnection {
   exec(sql: string): void
   prepare<Row = Record<string, SqlValue>>(sql: string): Statement<Row>
   close(): void
-  /** Stops what the adapter runs beside the connection (Bun's checkpoint worker) before the last checkpoint. */
-  beforeClose?(): Promise<void>
+  /** What a runtime runs beside the connection to copy the WAL back (Bun's worker); absent elsewhere. */
+  checkpointer?: Checkpointer
+}
+
+/** A checkpointer beside the connection: the engine waits for it (the sweep) and stops it (close). */
+export interface Checkpointer {
   /**
    * Resolves once the WAL is small or copied back, so that a background writer (the sweep) goes no
-   * faster than the checkpoint worker, or after `mostWaitMs` (2 s by default); absent where no
-   * worker checkpoints.
+   * faster than the checkpointer, or after `mostWaitMs` (2 s by default).
    */
-  walSettled?(mostWaitMs?: number): Promise<void>
-  /** The WAL as the checkpoint worker last reported it (pages, pages copied back). */
-  walReport?(): { pages: number; copied: number }
+  settled(mostWaitMs?: number): Promise<void>
+  /** Stops it, before the last checkpoint at close. */
+  stop(): Promise<void>
 }
 
 /** A runtime's own database handle: what the three libraries have in common. */
@@ -49,7 +52,7 @@ const OPEN_PRAGMAS = ['PRAGMA journal_mode = WAL', 'PRAGMA synchronous = NORMAL'
  * how they prepare (`prepare`), in "no row" (`bun:sqlite` answers null, the seam undefined) and in
  * `changes` (`node:sqlite` answers a bigint).
  */
-export function connectionOver(db: RuntimeDatabase, prepare: (sql: string) => RuntimeStatement): SqliteConnection {
+export function connectionOver(db: RuntimeDatabase, prepare: (sql: string) => RuntimeStatement): Omit<SqliteConnection, 'checkpointer'> {
   for (const pragma of OPEN_PRAGMAS) db.exec(pragma)
   return {
     exec: (sql) => void db.exec(sql),

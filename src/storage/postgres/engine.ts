@@ -8,7 +8,7 @@
  */
 import type { Sql } from 'postgres'
 import { StorageUnavailable, type Storage, type Stores } from '../storage'
-import { storesAround } from '../stores'
+import { storesThrough } from '../stores'
 import { sweepInBatches } from '../sweep'
 import { inTransaction, openPool, type Queryable } from './driver'
 import { deliveryQueue, eventStore, webhookStore } from './events'
@@ -65,7 +65,7 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
   const batch = sweepBatch(sql, options.rateWindowMs)
 
   return {
-    ...storesAround(postgresStores(sql, false), guarded),
+    ...storesThrough(postgresStores(sql, false), guarded),
 
     admit: (request) => guarded(() => rates.admit(request)),
 

@@ -4,23 +4,24 @@
  * re-derivable or merely fair-use (sessions, rate windows, recorded quotes) is served from memory and
  * written behind (write-behind.ts): admission and plan search never wait for a write, and limits
  * are exact by construction. What a caller is told was done (policies, endorsements, cancellations,
- * idempotency records, events) commits before its answer, through group commit (driver.ts).
+ * idempotency records, events) commits before its answer, in a transaction of its own (driver.ts).
  */
 import type { SqliteConnection } from '../drivers/connection'
-import type { Admission, AdmissionRequest, NewSession, SessionRow, Storage, Stores } from '../storage'
-import { storesAround, type SynchronousStores } from '../stores'
+import type { Storage, Stores } from '../storage'
+import { type Runner, type StoreImplementations, storesThrough } from '../stores'
 import { sweepInBatches } from '../sweep'
-import { inTransaction, sqliteDriver } from './driver'
+import { memoryAdmission } from './admission'
+import { sqliteDriver } from './driver'
 import { deliveryQueue, eventStore, webhookStore } from './events'
 import { asStorageError } from './faults'
 import { idempotencyStore } from './idempotency'
 import { limitSize, migrate } from './migrations'
 import { policyStore } from './policies'
-import { quoteStore } from './quotes'
+import { type QuoteStore, quoteStore } from './quotes'
 import { rateLog, rateWindows } from './rate-limits'
-import { sessionStore } from './sessions'
+import { type SessionStore, sessionStore } from './sessions'
 import { sweepBatch } from './sweep'
-import { unwrittenPrelude, writeBehind } from './write-behind'
+import { unwrittenRows, writeBehind } from './write-behind'
 
 /** A batch that found nothing: how a sweep ends once the storage is closing. */
 const NOTHING_SWEPT = { sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0, done: true }
@@ -34,23 +35,9 @@ export interface SqliteOptions {
   writeBehindMs?: number
 }
 
-export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Storage {
-  migrate(db)
-  const withHeadroom = limitSize(db, options.maxMegabytes)
-  const sessions = sessionStore(db)
-  const quotes = quoteStore(db)
-  const rates = rateWindows({ limit: options.rateLimit, windowMs: options.rateWindowMs })
-  const hitLog = rateLog(db, options.rateWindowMs)
-  rates.load(hitLog.recent(Date.now()))
-  const prelude = unwrittenPrelude({ sessions, quotes, rates, rateLog: hitLog })
-  const driver = sqliteDriver(db, prelude)
-  const behind = writeBehind(driver, prelude.isEmpty, options.writeBehindMs)
-  const batch = sweepBatch(db, options.rateWindowMs, withHeadroom, (sessionId) => {
-    sessions.forget(sessionId)
-    quotes.forget(sessionId)
-  })
-  const deliveries = deliveryQueue(db)
-  const stores: SynchronousStores = {
+/** The stores over the file; sessions and quotes as memory serves them. */
+function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore): StoreImplementations {
+  return {
     sessions: { isLive: sessions.isLive },
     quotes: {
       unsaved: quotes.unsaved,
@@ -66,91 +53,97 @@ export function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Sto
     events: eventStore(db),
     webhooks: webhookStore(db),
   }
-  const inTurn = <T>(work: () => T) => driver.provideConnection(work)
-  let closing = false
+}
 
-  /** New work is refused while the file takes no write: memory would hold it without bound. */
-  function writable(): void {
-    const failure = behind.failure()
-    if (failure) throw failure
-  }
-
-  /** The session an admitted call creates, counted against its own key too. */
-  function opened(fresh: NewSession, now: number) {
-    writable()
-    const session = sessions.create(fresh.ref, fresh.tokenHash, now, fresh.expiresAt)
-    return { admitted: session, newKey: `s:${session.ref}` }
-  }
-
-  /** Expiry, then the rate check and the count, in memory: one synchronous step. */
-  function admitFound({ network, now, create }: AdmissionRequest, found: SessionRow | undefined): Admission {
-    if (found && found.expiresAt <= now) return { kind: 'expired' }
-    const live = found ?? null
-    const keys = live ? [`s:${live.ref}`, network] : [network]
-    const { status, admitted } = rates.admit(keys, now, () => {
-      if (live || !create) {
-        writable()
-        return { admitted: live }
-      }
-      return opened(create(), now)
-    })
-    if (admitted === undefined) return { kind: 'refused', status, session: live }
-    return { kind: 'admitted', status, session: admitted, created: admitted !== live }
-  }
-
-  // Inside a transaction the turn is already held: calls go straight to the connection. Once one of
-  // a member's calls fails, its later calls fail without running, as on PostgreSQL: SQLite may have
-  // dropped the whole transaction (SQLITE_FULL, SQLITE_IOERR), and a statement run after that would
-  // commit on its own. Writes sent together (`Promise.all`) are all called before any is awaited.
-  let memberFailure: unknown = null
-  const inTransactionStores = storesAround(stores, async (call) => {
-    if (memberFailure) throw memberFailure
+/**
+ * The stores as a transaction's work sees them. The turn is already held: calls go straight to the
+ * connection. Once one of its calls fails, its later calls fail without running, as on PostgreSQL:
+ * SQLite may have dropped the whole transaction (SQLITE_FULL, SQLITE_IOERR), and a statement run
+ * after that would commit on its own. Writes sent together (`Promise.all`) are all called before any
+ * is awaited. Transactions take turns, so one failure at a time is tracked.
+ */
+function transactionStores(stores: StoreImplementations) {
+  let failed: unknown = null
+  const guarded = storesThrough(stores, async (call) => {
+    if (failed) throw failed
     try {
-      return call()
+      return await call()
     } catch (error) {
-      throw (memberFailure = asStorageError(error))
+      throw (failed = asStorageError(error))
     }
   })
-  /** A member's work; members of a batch run one at a time (driver.ts), each with a clean slate. */
-  const member =
-    <T>(work: (stores: Stores) => Promise<T>) =>
-    () => {
-      memberFailure = null
-      return work(inTransactionStores)
-    }
+  return {
+    /** The stores for a new transaction: no call of it has failed yet. */
+    fresh(): Stores {
+      failed = null
+      return guarded
+    },
+  }
+}
+
+export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions): Promise<Storage> {
+  const driver = sqliteDriver(db)
+  await migrate(driver)
+  const withHeadroom = limitSize(db, options.maxMegabytes)
+  const sessions = sessionStore(db)
+  const quotes = quoteStore(db)
+  const rates = rateWindows({ limit: options.rateLimit, windowMs: options.rateWindowMs })
+  const hitLog = rateLog(db, options.rateWindowMs)
+  rates.load(hitLog.recent(Date.now()))
+  const unwritten = unwrittenRows({ sessions, quotes, rates, rateLog: hitLog })
+  const behind = writeBehind(
+    () =>
+      driver.transaction(
+        () => {},
+        () => unwritten.write(true),
+      ),
+    unwritten.isEmpty,
+    options.writeBehindMs,
+  )
+  const batch = sweepBatch(db, options.rateWindowMs, (sessionId) => {
+    sessions.forget(sessionId)
+    quotes.forget(sessionId)
+  })
+  const deliveries = deliveryQueue(db)
+  const stores = engineStores(db, sessions, quotes)
+  const inTurn: Runner = (work) => driver.provideConnection(work)
+  let closing = false
+
+  const inTransaction = transactionStores(stores)
 
   return {
-    ...storesAround(stores, inTurn),
+    ...storesThrough(stores, inTurn),
 
-    // Only a token memory does not know (expired before this process started, or unknown) is read from the file.
-    admit: async (request) => {
-      const { tokenHash, now } = request
-      const found = tokenHash === null ? undefined : (sessions.cached(tokenHash) ?? (await inTurn(() => sessions.read(tokenHash, now))))
-      return admitFound(request, found)
-    },
+    ...memoryAdmission({ sessions, rates, failure: behind.failure, inTurn }),
 
-    openSession: async (fresh, now) => rates.admit([], now, () => opened(fresh, now)).admitted!,
+    // What a transaction writes may refer to sessions and quotes memory holds: they are written first.
+    transaction: (work) =>
+      driver.transaction(
+        () => work(inTransaction.fresh()),
+        () => unwritten.write(false),
+      ),
 
-    allowance: async (keys, now) => rates.peek(keys, now),
+    claimDeliveries: async (now, leaseMs, claim) =>
+      (await inTurn(() => deliveries.anyDue(now, claim.skip))) ? driver.transaction(() => deliveries.claim(now, leaseMs, claim)) : [],
 
-    transaction: (work) => driver.groupCommit({ work: member(work) }),
-
-    claimDeliveries: (now, leaseMs, claim) => inTurn(() => deliveries.claim(now, leaseMs, claim)),
-
-    recordAttempt: (eventId, lease, attempt, nextAt) => inTurn(() => deliveries.record(eventId, lease, attempt, nextAt)),
+    recordAttempt: (eventId, lease, attempt, nextAt) => driver.transaction(() => deliveries.record(eventId, lease, attempt, nextAt)),
 
     sweep: async (now) => {
       // What memory holds goes first, so the sweep sees every session; a full file is swept all the same.
       await behind.flush().catch(() => {})
       // A sweep still running at shutdown stops at its next batch, before the connection closes.
-      const swept = await sweepInBatches((at) => (closing ? Promise.resolve(NOTHING_SWEPT) : inTurn(() => batch(at))), now, db.walSettled)
+      const swept = await sweepInBatches(
+        (at) => (closing ? Promise.resolve(NOTHING_SWEPT) : driver.transaction(() => withHeadroom(() => batch(at)))),
+        now,
+        db.checkpointer?.settled,
+      )
       rates.forgetIdle(now)
       return swept
     },
 
     flush: () => behind.flush(),
 
-    ping: () => inTurn(() => void inTransaction(db, () => db.prepare('SELECT 1').get())),
+    ping: () => driver.transaction((connection) => void connection.prepare('SELECT 1').get()),
 
     clock: Date.now,
 

@@ -5,7 +5,6 @@
 import { deliveryFromRow, eventFromRow, listedEvents, type AttemptRow, type DeliveryRow, type EventRow } from '../rows'
 import type { AttemptRecord, Delivery, DeliveryClaim, EventRecord, ListedEvent, NewEvent, Webhook } from '../storage'
 import type { SqliteConnection } from '../drivers/connection'
-import { inTransaction } from './driver'
 import { CANDIDATES } from '../storage'
 
 export function eventStore(db: SqliteConnection) {
@@ -67,7 +66,10 @@ export function webhookStore(db: SqliteConnection) {
   }
 }
 
-/** Claiming deliveries and recording attempts: each claim is one write transaction, so a delivery is claimed once. */
+/**
+ * Claiming deliveries and recording attempts: the caller runs `claim` and `record` each in a
+ * transaction of its own, so that a delivery is claimed once.
+ */
 export function deliveryQueue(db: SqliteConnection) {
   const anyDue = db.prepare(
     `SELECT 1 FROM deliveries d JOIN events e ON e.id = d.event_id
@@ -97,24 +99,21 @@ export function deliveryQueue(db: SqliteConnection) {
      WHERE event_id = ?`,
   )
   return {
+    /** A plain read: most polls find nothing due and need not take the write lock (`claim`'s transaction). */
+    anyDue(now: number, skip: number[]): boolean {
+      return anyDue.get(now, now, JSON.stringify(skip)) !== undefined
+    },
     claim(now: number, leaseMs: number, { limit, perSession, skip }: DeliveryClaim): Delivery[] {
-      // A plain read first: most polls find nothing due and need not take the write lock.
-      const skipped = JSON.stringify(skip)
-      if (!anyDue.get(now, now, skipped)) return []
-      return inTransaction(db, () =>
-        due.all(now, now, skipped, perSession, limit).map((row) => {
-          claim.run(now + leaseMs, row.event_id)
-          return deliveryFromRow({ ...row, claimed_until: now + leaseMs })
-        }),
-      )
+      return due.all(now, now, JSON.stringify(skip), perSession, limit).map((row) => {
+        claim.run(now + leaseMs, row.event_id)
+        return deliveryFromRow({ ...row, claimed_until: now + leaseMs })
+      })
     },
     record(eventId: number, lease: number, attempt: Omit<AttemptRecord, 'attempt'>, nextAt: number | null): void {
-      inTransaction(db, () => {
-        const held = claimOf.get(eventId)
-        if (!held) return
-        insertAttempt.run(eventId, attempt.at, attempt.status, attempt.error, eventId)
-        if (held.claimed_until === lease) advance.run(nextAt, eventId)
-      })
+      const held = claimOf.get(eventId)
+      if (!held) return
+      insertAttempt.run(eventId, attempt.at, attempt.status, attempt.error, eventId)
+      if (held.claimed_until === lease) advance.run(nextAt, eventId)
     },
   }
 }

@@ -4,7 +4,7 @@
  */
 import type { SqliteConnection } from '../drivers/connection'
 import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, type ColumnTypes } from '../migrations'
-import { inTransaction } from './driver'
+import type { SqliteDriver } from './driver'
 
 const TYPES: ColumnTypes = { bigint: 'INTEGER', integer: 'INTEGER', text: 'TEXT', id: 'INTEGER PRIMARY KEY', keyed: ' WITHOUT ROWID' }
 
@@ -105,8 +105,8 @@ export const MIGRATIONS: string[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length
 
 /** Brings the file up to the newest schema, in one transaction. */
-export function migrate(db: SqliteConnection): void {
-  inTransaction(db, () => {
+export function migrate(driver: SqliteDriver): Promise<void> {
+  return driver.transaction((db) => {
     const current = db.prepare<{ user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0
     if (current > SCHEMA_VERSION) {
       throw new Error(`database schema version ${current} is newer than this build (${SCHEMA_VERSION})`)

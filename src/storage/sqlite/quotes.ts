@@ -86,3 +86,5 @@ export function quoteStore(db: SqliteConnection) {
     },
   }
 }
+
+export type QuoteStore = ReturnType<typeof quoteStore>

@@ -7,13 +7,12 @@ import type { SweepResult } from '../storage'
 import { TOMBSTONE_MS } from '../../domain/session-tombstone'
 import { SESSIONS_PER_BATCH } from '../sweep'
 import type { SqliteConnection } from '../drivers/connection'
-import { inTransaction } from './driver'
 import { rateCounterTidier } from './rate-limits'
 
 const BATCH = SESSIONS_PER_BATCH.sqlite
 
-/** One bounded batch of the sweep, in one short transaction. */
-export function sweepBatch(db: SqliteConnection, windowMs: number, withHeadroom: <T>(work: () => T) => T, forget: (sessionId: number) => void = () => {}) {
+/** One bounded batch of the sweep, for the caller to run in one short transaction. */
+export function sweepBatch(db: SqliteConnection, windowMs: number, forget: (sessionId: number) => void = () => {}) {
   const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
   const owned = ['quotes', 'policies', 'idempotency', 'events', 'webhooks'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
   const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
@@ -22,27 +21,23 @@ export function sweepBatch(db: SqliteConnection, windowMs: number, withHeadroom:
   // Rate counters are walked in key order, one page a batch; '' starts a new pass.
   let counterCursor = ''
 
-  /** One bounded batch of each kind, in one short transaction; `done` once nothing is left. */
+  /** One bounded batch of each kind; `done` once nothing is left. */
   function batch(now: number): SweepResult & { done: boolean } {
-    return withHeadroom(() =>
-      inTransaction(db, () => {
-        const ids = expired.all(now, BATCH)
-        for (const { id } of ids) {
-          for (const statement of owned) statement.run(id)
-          markPurged.run(id)
-          forget(id)
-        }
-        const forgotten = forgetTombstones.run(now - TOMBSTONE_MS, BATCH).changes
-        const tidied = tidyCounters(counterCursor, BATCH * 10, now)
-        counterCursor = tidied.next ?? ''
-        return {
-          sessionsPurged: ids.length,
-          sessionsForgotten: forgotten,
-          rateHitsDeleted: tidied.hitsDeleted,
-          done: ids.length < BATCH && forgotten < BATCH && tidied.next === null,
-        }
-      }),
-    )
+    const ids = expired.all(now, BATCH)
+    for (const { id } of ids) {
+      for (const statement of owned) statement.run(id)
+      markPurged.run(id)
+      forget(id)
+    }
+    const forgotten = forgetTombstones.run(now - TOMBSTONE_MS, BATCH).changes
+    const tidied = tidyCounters(counterCursor, BATCH * 10, now)
+    counterCursor = tidied.next ?? ''
+    return {
+      sessionsPurged: ids.length,
+      sessionsForgotten: forgotten,
+      rateHitsDeleted: tidied.hitsDeleted,
+      done: ids.length < BATCH && forgotten < BATCH && tidied.next === null,
+    }
   }
 
   return batch

@@ -8,8 +8,7 @@
  */
 import { StorageUnavailable } from '../storage'
 import { asStorageError } from './faults'
-import type { Prelude, SqliteDriver } from './driver'
-import type { quoteStore } from './quotes'
+import type { QuoteStore } from './quotes'
 import type { rateLog, RateWindows } from './rate-limits'
 import type { SessionStore } from './sessions'
 
@@ -18,21 +17,21 @@ export const WRITE_BEHIND_MS = 200
 
 interface Parts {
   sessions: SessionStore
-  quotes: ReturnType<typeof quoteStore>
+  quotes: QuoteStore
   rates: RateWindows
   rateLog: ReturnType<typeof rateLog>
 }
 
 /**
- * The prelude of every transaction: takes what is unwritten and writes it; puts it back if the
- * transaction fails. Sessions, which what a transaction writes refers to, and quotes, so that a plan
+ * The prelude of every transaction (driver.ts): takes what is unwritten and writes it; puts it back
+ * if the transaction fails. Sessions, which what a transaction writes refers to, and quotes, so that a plan
  * a policy was issued from stays in the file with it (few: a quote is written once); rate hits, which
  * every call adds, only in the write-behind's own transaction.
  */
-export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): Prelude & { isEmpty(): boolean } {
+export function unwrittenRows({ sessions, quotes, rates, rateLog }: Parts) {
   return {
     isEmpty: () => sessions.unwritten.isEmpty() && quotes.unwritten.isEmpty() && rates.unwritten.isEmpty(),
-    write(everything) {
+    write(everything: boolean): { rolledBack(): void } {
       const taken = {
         sessions: sessions.unwritten.take(),
         quotes: quotes.unwritten.take(),
@@ -54,7 +53,7 @@ export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): P
         if (asStorageError(error) instanceof StorageUnavailable) restore()
         throw error
       }
-      return { committed: () => {}, rolledBack: restore }
+      return { rolledBack: restore }
     },
   }
 }
@@ -64,7 +63,7 @@ export function unwrittenPrelude({ sessions, quotes, rates, rateLog }: Parts): P
  * no write (full, read-only), `failure` names why: admission refuses new work then, so memory does
  * not grow without bound, until a write succeeds again.
  */
-export function writeBehind(driver: SqliteDriver, isEmpty: () => boolean, intervalMs = WRITE_BEHIND_MS) {
+export function writeBehind(writeEverything: () => Promise<void>, isEmpty: () => boolean, intervalMs = WRITE_BEHIND_MS) {
   let failure: StorageUnavailable | null = null
   let running: Promise<void> | null = null
 
@@ -72,7 +71,7 @@ export function writeBehind(driver: SqliteDriver, isEmpty: () => boolean, interv
   async function flush(always = false): Promise<void> {
     if (isEmpty() && !failure && !always) return
     try {
-      await driver.groupCommit({ everything: true, work: () => undefined })
+      await writeEverything()
       failure = null
     } catch (error) {
       failure = error instanceof StorageUnavailable ? error : new StorageUnavailable(String(error))

@@ -12,11 +12,11 @@ import { logLine } from '../../../src/log'
 
 export const START_MS = Date.parse('2026-11-22T10:15:00.000Z')
 
-export function inProcessApp(env: Record<string, string> = {}) {
+export async function inProcessApp(env: Record<string, string> = {}) {
   let now = START_MS
   const logs: string[] = []
   const config = loadConfig(env)
-  const { storage, db } = embeddedStorage(config)
+  const { storage, db } = await embeddedStorage(config)
   const services = createServices({ storage, config, clock: () => now, log: (fields) => logs.push(logLine(fields)) })
   const app = createApp(services)
 

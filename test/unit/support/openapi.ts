@@ -4,7 +4,7 @@ import { inProcessApp } from './app'
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
 /** The document `sandbox` serves at /api/sandbox/openapi.json. */
-export async function servedDocument(sandbox: ReturnType<typeof inProcessApp>): Promise<Json> {
+export async function servedDocument(sandbox: Awaited<ReturnType<typeof inProcessApp>>): Promise<Json> {
   const response = await sandbox.app.handle(new Request('http://localhost/api/sandbox/openapi.json'))
   if (!response.ok) throw new Error(`openapi.json answered ${response.status}`)
   return (await response.json()) as Json

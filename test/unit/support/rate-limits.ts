@@ -1,8 +1,8 @@
 /** The embedded engine's rate windows as tests drive them: each admission written to the log at once. */
 import type { RateStatus, WindowPolicy } from '../../../src/domain/rate-window'
 import type { SqliteConnection } from '../../../src/storage/drivers/connection'
-import { inTransaction } from '../../../src/storage/sqlite/driver'
 import { rateLog, rateWindows } from '../../../src/storage/sqlite/rate-limits'
+import { committed } from './storage'
 
 /**
  * The rate windows, loaded from the file's log as the engine loads them at `startedAt`, with each
@@ -16,7 +16,7 @@ export function rateLimiter(db: SqliteConnection, policy: WindowPolicy, startedA
     ...windows,
     admit<T>(keys: string[], now: number, onAdmit: () => { admitted: T; newKey?: string }): { status: RateStatus; admitted?: T } {
       const result = windows.admit(keys, now, onAdmit)
-      inTransaction(db, () => log.write(windows.unwritten.take(), windows))
+      committed(db, () => log.write(windows.unwritten.take(), windows))
       return result
     },
   }

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import type { Config } from '../../../src/config'
 import { openEmbedded } from '../../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../../src/storage/drivers/connection'
+import { sqliteDriver } from '../../../src/storage/sqlite/driver'
 import { sqliteStorage } from '../../../src/storage/sqlite/engine'
 import { migrate } from '../../../src/storage/sqlite/migrations'
 import { quoteStore } from '../../../src/storage/sqlite/quotes'
@@ -13,13 +14,13 @@ import { sessionStore } from '../../../src/storage/sqlite/sessions'
 import type { Quote } from '../../../src/storage/storage'
 
 /** The embedded storage on a connection of the test's choosing (by default a fresh in-memory one). */
-export function embeddedStorage(config: Config, db: SqliteConnection = openEmbedded(':memory:')) {
-  const storage = sqliteStorage(db, { rateLimit: config.rateLimit, rateWindowMs: config.rateWindowSeconds * 1000, maxMegabytes: config.dbMaxMegabytes })
+export async function embeddedStorage(config: Config, db: SqliteConnection = openEmbedded(':memory:')) {
+  const storage = await sqliteStorage(db, { rateLimit: config.rateLimit, rateWindowMs: config.rateWindowSeconds * 1000, maxMegabytes: config.dbMaxMegabytes })
   return { storage, db }
 }
 
 /** `storage` and `config` for createServices. */
-export const withStorage = (config: Config) => ({ storage: embeddedStorage(config).storage, config })
+export const withStorage = async (config: Config) => ({ storage: (await embeddedStorage(config)).storage, config })
 
 /**
  * A migrated database file for each test of the calling file, in a temporary folder removed after
@@ -27,17 +28,32 @@ export const withStorage = (config: Config) => ({ storage: embeddedStorage(confi
  */
 export function fileForEachTest(prefix: string) {
   const current = { dir: '', path: '', db: undefined as unknown as SqliteConnection }
-  beforeEach(() => {
+  beforeEach(async () => {
     current.dir = mkdtempSync(join(tmpdir(), prefix))
     current.path = join(current.dir, 'sandbox.db')
     current.db = openEmbedded(current.path)
-    migrate(current.db)
+    await migrated(current.db)
   })
   afterEach(() => {
     current.db.close()
     rmSync(current.dir, { recursive: true, force: true })
   })
   return current
+}
+
+/** Brings a connection's file up to the newest schema, as the engine does at start. */
+export const migrated = (db: SqliteConnection) => migrate(sqliteDriver(db))
+
+/** `work` in one transaction on `db`, for a test that seeds a file directly. */
+export function committed(db: SqliteConnection, work: () => void): void {
+  db.exec('BEGIN IMMEDIATE')
+  try {
+    work()
+    db.exec('COMMIT')
+  } catch (error) {
+    db.exec('ROLLBACK')
+    throw error
+  }
 }
 
 /** A session written to the file, as the engine writes one behind. */

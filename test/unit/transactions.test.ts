@@ -1,8 +1,10 @@
-/** @module Group commit in the SQLite engine: writes joined together share a transaction, each member rolls back alone. */
+/**
+ * @module Transactions of the SQLite engine: each its own `BEGIN IMMEDIATE … COMMIT`, after the rows
+ * memory holds unwritten (write-behind), which a failed transaction keeps for the next one.
+ */
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/drivers/connection'
-import { sqliteDriver } from '../../src/storage/sqlite/driver'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
 import { fileForEachTest } from './support/storage'
@@ -10,18 +12,18 @@ import { fileForEachTest } from './support/storage'
 const T0 = 1_800_000_000_000
 const HOUR = 3_600_000
 
-const file = fileForEachTest('sandbox-group-')
-/** Every statement the engine ran through `exec` (BEGIN, SAVEPOINT, COMMIT…), in order. */
+const file = fileForEachTest('sandbox-transactions-')
+/** Every statement the engine ran through `exec` (BEGIN, COMMIT…), in order. */
 let execs: string[]
 
-/** The connection, recording `exec` calls: transactions and savepoints are all `exec`. */
+/** The connection, recording `exec` calls: a transaction's BEGIN and COMMIT are `exec`. */
 function recording(connection: SqliteConnection): SqliteConnection {
   return { ...connection, exec: (sql) => (execs.push(sql), connection.exec(sql)) }
 }
 
-function storage(limit = 1000): Storage {
+async function storage(limit = 1000): Promise<Storage> {
   // No timer: what is written behind is written when a test flushes, never in the middle of one.
-  const opened = sqliteStorage(recording(file.db), { rateLimit: limit, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
+  const opened = await sqliteStorage(recording(file.db), { rateLimit: limit, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
   execs = [] // the migration's own statements
   return opened
 }
@@ -64,9 +66,9 @@ const policy = (sessionId: number, ref: string) => ({
   cancellation: null,
 })
 
-describe('group commit', () => {
-  test('writes joined together share one transaction, and each is answered once it committed', async () => {
-    const store = storage()
+describe('transactions', () => {
+  test('each is its own BEGIN IMMEDIATE … COMMIT, in turn, and is answered once it committed', async () => {
+    const store = await storage()
     const opened = await store.openSession(newSession(0), T0)
     await store.flush()
     execs = []
@@ -76,26 +78,15 @@ describe('group commit', () => {
         store.transaction(({ policies }) => policies.insert(policy(opened.id, `pol_${n}`))).then(() => seen.push(committedCount('policies'))),
       ),
     )
-    expect(begins()).toBe(1)
-    expect(execs.filter((sql) => sql === 'COMMIT')).toHaveLength(1)
-    // Every answer came after all four policies were visible to another connection.
-    expect(seen).toEqual([4, 4, 4, 4])
+    expect(execs).toEqual(Array(4).fill(['BEGIN IMMEDIATE', 'COMMIT']).flat())
+    // Each answer came after its own policy was visible to another connection.
+    expect(seen).toEqual([1, 2, 3, 4])
   })
 
-  test('a lone write commits without a savepoint', async () => {
-    const store = storage()
+  test("a failing transaction's writes are rolled back, the others' committed", async () => {
+    const store = await storage()
     const opened = await store.openSession(newSession(0), T0)
     await store.flush()
-    execs = []
-    await store.transaction(({ policies }) => policies.insert(policy(opened.id, 'pol_1')))
-    expect(execs).toEqual(['BEGIN IMMEDIATE', 'COMMIT'])
-  })
-
-  test("a failing member's writes are rolled back, the others' committed", async () => {
-    const store = storage()
-    const opened = await store.openSession(newSession(0), T0)
-    await store.flush()
-    execs = []
     const results = await Promise.allSettled([
       store.transaction(async ({ policies }) => policies.insert(policy(opened.id, 'pol_a'))),
       store.transaction(async ({ policies }) => {
@@ -106,30 +97,11 @@ describe('group commit', () => {
     ])
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect((results[1] as PromiseRejectedResult).reason.message).toBe('refused after writing')
-    expect(begins()).toBe(1)
     const refs = file.db
       .prepare<{ ref: string }>('SELECT ref FROM policies ORDER BY ref')
       .all()
       .map((row) => row.ref)
     expect(refs).toEqual(['pol_a', 'pol_c'])
-  })
-
-  test('when SQLite rolls the whole transaction back, the members before are told, the ones after commit anew', async () => {
-    const exec = (sql: string) => () => file.db.prepare(sql).run()
-    const join = sqliteDriver(file.db).groupCommit
-    const results = await Promise.allSettled([
-      join({ work: exec("INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (1, 'sbx_a', 'a', 0, 1)") }),
-      join({
-        work: () => {
-          // What SQLITE_FULL or SQLITE_IOERR may do: the transaction is gone, savepoints with it.
-          file.db.exec('ROLLBACK')
-          throw new Error('disk full')
-        },
-      }),
-      join({ work: exec("INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (3, 'sbx_c', 'c', 0, 1)") }),
-    ])
-    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'fulfilled'])
-    expect(file.db.prepare<{ ref: string }>('SELECT ref FROM sessions').all()).toEqual([{ ref: 'sbx_c' }])
   })
 })
 
@@ -151,7 +123,7 @@ describe('a transaction SQLite dropped', () => {
   }
 
   test('writes sent together after the one that failed do not run: they would commit on their own', async () => {
-    const store = sqliteStorage(droppingOnPolicyInsert(file.db), { rateLimit: 1000, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
+    const store = await sqliteStorage(droppingOnPolicyInsert(file.db), { rateLimit: 1000, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
     const opened = await store.openSession(newSession(0), T0)
     await store.flush()
     const event = { ref: 'evt_after_the_failure', sessionId: opened.id, type: 'policy.issued', at: T0, body: '{}' }
@@ -173,7 +145,7 @@ describe('write-behind', () => {
       .map((row) => row.ref)
 
   test('admissions write nothing: parallel ones on one network admit exactly the limit, and a flush writes them in one transaction', async () => {
-    const store = storage(3)
+    const store = await storage(3)
     const answers = await Promise.all(
       [1, 2, 3, 4, 5].map((n) => store.admit({ tokenHash: null, network: 'n:shared', now: T0 + n, create: () => newSession(n) })),
     )
@@ -195,7 +167,7 @@ describe('write-behind', () => {
   })
 
   test("a policy's session and plan are durable with it: the transaction writes the unwritten sessions and quotes first, not the hits", async () => {
-    const store = storage()
+    const store = await storage()
     const admission = await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     if (admission.kind !== 'admitted') throw new Error('not admitted')
     const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' }
@@ -215,10 +187,10 @@ describe('write-behind', () => {
   })
 
   test('what a failing transaction took is kept for the next one', async () => {
-    const store = storage()
+    const store = await storage()
     const admission = await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     const id = admission.kind === 'admitted' ? admission.session!.id : 0
-    // A lone member's failure rolls the whole transaction back, sessions and all.
+    // A failure rolls the whole transaction back, the sessions it wrote first and all.
     await expect(
       store.transaction(async ({ policies }) => {
         await policies.insert(policy(id, 'pol_1'))
@@ -231,12 +203,12 @@ describe('write-behind', () => {
   })
 
   test('close writes what is unwritten; the next start knows the sessions and their counters', async () => {
-    const first = storage(2)
+    const first = await storage(2)
     await first.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     await first.admit({ tokenHash: 'hash1', network: 'n:2', now: T0 + 1, create: () => newSession(9) })
     await first.close()
     file.db = openEmbedded(file.path)
-    const second = sqliteStorage(file.db, { rateLimit: 2, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
+    const second = await sqliteStorage(file.db, { rateLimit: 2, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
     const again = await second.admit({ tokenHash: 'hash1', network: 'n:3', now: T0 + 2, create: () => newSession(10) })
     // The session's third call in the window: refused, as it would have been without the restart.
     expect(again).toMatchObject({ kind: 'refused', session: { ref: 'sbx_1' } })
@@ -245,7 +217,7 @@ describe('write-behind', () => {
   })
 
   /** A connection whose statements matching `failing` (when set) fail as a full disk does. */
-  function fillable() {
+  async function fillable() {
     const state = { failing: null as RegExp | null }
     const check = (sql: string) => {
       if (state.failing?.test(sql.trim())) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' })
@@ -258,11 +230,11 @@ describe('write-behind', () => {
         return { ...statement, get: (...p) => (check(sql), statement.get(...p)), run: (...p) => (check(sql), statement.run(...p)) }
       },
     }
-    return { state, store: sqliteStorage(connection, { rateLimit: 100, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 }) }
+    return { state, store: await sqliteStorage(connection, { rateLimit: 100, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 }) }
   }
 
   test('a write that fails after BEGIN, or at COMMIT, keeps what it took for the next one, which writes it once', async () => {
-    const { state, store } = fillable()
+    const { state, store } = await fillable()
     await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     for (const failing of [/^INSERT INTO sessions/, /^COMMIT/]) {
       state.failing = failing
@@ -279,7 +251,7 @@ describe('write-behind', () => {
   })
 
   test('close writes what is unwritten, and says so when it cannot', async () => {
-    const { state, store } = fillable()
+    const { state, store } = await fillable()
     await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     state.failing = /^BEGIN/
     await expect(store.close()).rejects.toBeInstanceOf(StorageUnavailable)
@@ -288,7 +260,7 @@ describe('write-behind', () => {
   })
 
   test('while the file takes no write, admission answers storage_unavailable and memory holds no more', async () => {
-    const { state, store } = fillable()
+    const { state, store } = await fillable()
     await store.admit({ tokenHash: null, network: 'n:1', now: T0, create: () => newSession(1) })
     state.failing = /^(INSERT|UPDATE|DELETE|BEGIN)/
     await expect(store.flush()).rejects.toBeInstanceOf(StorageUnavailable)
