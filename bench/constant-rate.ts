@@ -79,7 +79,7 @@ interface Answer {
 /**
  * A lane's keep-alive connection: each request goes out in one `write`, each answer is read by its
  * Content-Length. Not fetch, whose client has a tail of its own: against the raw Bun.serve at 8,000
- * req/s it saw a p99 of 7–11 ms where this one sees 3–4 ms (bench/README.md), and these rows are
+ * req/s it saw a p99 of 7–11 ms where this one sees 3–4 ms (bench/findings.md), and these rows are
  * meant to measure the server. The sandbox's JSON answers always carry a Content-Length.
  */
 class Connection {

@@ -99,7 +99,7 @@ function halfRateTable(rows: Row[], options: Options): string[] {
     '',
     '"floor": right after its row, the same client at the same rate against raw Bun.serve answering a fixed plan-search answer (bench/floor.ts): what the client and the machine add to p99 with next to no server work. ' +
       '"server CPU": the server\'s share of one core while the clock ran (set-up left out); compare its "µs CPU / request" with ' +
-      "the same path's under wrk above: where it is higher, half the maximum rate is more than half the server (bench/README.md).",
+      "the same path's under wrk above: where it is higher, half the maximum rate is more than half the server (bench/findings.md).",
   )
   return out
 }

@@ -44,7 +44,7 @@ function sandboxCommand(options: Options): string[] {
 /**
  * The c0 and d0 rows: the same path with its database on tmpfs, so that a missed share tells the
  * disk's part from the rest of the path's. Not `:memory:`: there SQLite's commit grows with the
- * database (3.5 µs at 20,000 rows, 48 µs at 100,000; bench/README.md).
+ * database (3.5 µs at 20,000 rows, 48 µs at 100,000; bench/findings.md).
  */
 async function onTmpfs(bench: Bench, sandbox: string[], row: Row): Promise<Row> {
   let dir: string

@@ -10,7 +10,7 @@ import type { SweepResult } from './storage'
  * batches. On SQLite a batch holds the write lock on the request thread (about 0.2 ms a session on
  * tmpfs), and now and then one takes ten times as long: during a sweep of 100,000 sessions on disk
  * every request of 50 ms or more waited for such a batch (15–60 ms with 20 a batch, 15–23 ms with
- * 10; `bun bench/run.ts --only scale`, bench/README.md). PostgreSQL's requests do not wait for a
+ * 10; `bun bench/run.ts --only scale`, bench/findings.md). PostgreSQL's requests do not wait for a
  * batch (it locks only the rows it claims), so it keeps larger ones.
  */
 export const SESSIONS_PER_BATCH = { sqlite: 10, postgres: 50 } as const

@@ -240,7 +240,7 @@ test.describe('pipelined requests', () => {
   test('a search, a policy issue and a search pipelined on one connection are each answered, in order', async ({ baseURL }) => {
     // Why writes commit within the microtask turn and are never batched across turns: Bun drops the
     // pending answer and every request pipelined behind it when an answer is still pending at the end
-    // of a turn (bench/README.md, "Where issue and modify are blocked"). Through the insurer (uat) or
+    // of a turn (bench/findings.md, "where issue and modify are blocked"). Through the insurer (uat) or
     // on PostgreSQL (pg) answers wait on real I/O, so there Bun answers all three or none
     // (docs/operations.md, "Known limit"); in simulation on SQLite, and on Deno and Node, all three.
     const { network, cookie, body, plans } = await openSession(baseURL!)

@@ -25,7 +25,7 @@ export function openEmbedded(path: string, options: { checkpointerUrl?: string }
 /**
  * WAL pages past which `settled` waits (4 MB). SQLite starts the WAL anew only when a write
  * begins with every page copied back; a sweep writing without a pause let it grow to SQLite's own
- * checkpoint mark, which then ran inside a request's commit (bench/README.md).
+ * checkpoint mark, which then ran inside a request's commit (bench/findings.md).
  */
 const SETTLED_PAGES = 1_000
 /** How long `settled` waits at most: a worker whose checkpoints fail (and so report nothing) does not stop the sweep. */

@@ -13,7 +13,7 @@ export function policyStore(db: SqliteConnection) {
   const update = db.prepare(`UPDATE policies SET status = ?, trip = ?, partner_reference = ?, premium_minor = ?, updated_at = ? WHERE id = ?`)
   const cancel = db.prepare(`UPDATE policies SET status = ?, cancelled_at = ?, refund_minor = ?, updated_at = ? WHERE id = ?`)
   // The caller numbers the endorsement: an INSERT … SELECT MAX(sequence) from the same table took
-  // 60 µs of a correction in the loaded server, ten times the policy's UPDATE (bench/README.md).
+  // 60 µs of a correction in the loaded server, ten times the policy's UPDATE (bench/findings.md).
   const endorse = db.prepare(
     `INSERT INTO endorsements (policy_id, sequence, scenario, changes, premium_change_minor, created_at)
      VALUES (?, ?, ?, ?, ?, ?)`,
