@@ -2,7 +2,7 @@
  * @module Opens the storage the configuration names: PostgreSQL when `SANDBOX_DATABASE_URL` is set,
  * else the embedded SQLite file, through the driver the runtime's entry hands in.
  */
-import type { SqliteConnection } from './drivers/connection'
+import type { SqliteConnection } from './sqlite/connection'
 import { sqliteStorage } from './sqlite/engine'
 import { ownFile } from './sqlite/ownership'
 import { postgresStorage } from './postgres/engine'

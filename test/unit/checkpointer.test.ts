@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'bun:test'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
-import type { SqliteConnection } from '../../src/storage/drivers/connection'
+import type { SqliteConnection } from '../../src/storage/sqlite/connection'
 
 /** A file opened with this worker module (named as the Bun entry names it), for `check`. */
 async function withWorker(module: string, check: (db: ReturnType<typeof openEmbedded>) => Promise<void>) {

@@ -3,7 +3,7 @@ import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { createServices } from '../../src/modules/services'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
-import type { SqliteConnection } from '../../src/storage/drivers/connection'
+import type { SqliteConnection } from '../../src/storage/sqlite/connection'
 import { inProcessApp, tripFrom, expectFailure } from './support/app'
 import { embeddedStorage } from './support/storage'
 

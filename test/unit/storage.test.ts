@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
-import type { SqliteConnection } from '../../src/storage/drivers/connection'
+import type { SqliteConnection } from '../../src/storage/sqlite/connection'
 import { idempotencyStore } from '../../src/storage/sqlite/idempotency'
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/sqlite/migrations'
 import { policyStore } from '../../src/storage/sqlite/policies'

@@ -4,7 +4,7 @@
  */
 import { beforeEach, describe, expect, test } from 'bun:test'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
-import type { SqliteConnection } from '../../src/storage/drivers/connection'
+import type { SqliteConnection } from '../../src/storage/sqlite/connection'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
 import { fileForEachTest } from './support/storage'

@@ -7,7 +7,7 @@
  */
 import { Database } from 'bun:sqlite'
 import type { Report, WalReport } from './checkpointer'
-import { type Checkpointer, connectionOver, type SqliteConnection, type SqlValue } from '../../storage/drivers/connection'
+import { type Checkpointer, connectionOver, type SqliteConnection, type SqlValue } from '../../storage/sqlite/connection'
 
 /** Bun's checkpointer, which also tells what the WAL was at its last report (its test reads it). */
 export interface WorkerCheckpointer extends Checkpointer {

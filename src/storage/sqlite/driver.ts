@@ -4,9 +4,9 @@
  * transaction holds the turn from `BEGIN IMMEDIATE` to `COMMIT`, so a check-then-write (idempotency,
  * sequences) is atomic against this process's other calls, and the write lock taken first makes it
  * so against the file's other connection too (Bun's checkpoint worker). The connection's calls are
- * synchronous (storage/drivers/); only waiting for the turn is not.
+ * synchronous (connection.ts); only waiting for the turn is not.
  */
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 import { asStorageError } from './faults'
 
 /** SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR); the original error is the one to report. */

@@ -6,7 +6,7 @@
  * are exact by construction. What a caller is told was done (policies, endorsements, cancellations,
  * idempotency records, events) commits before its answer, in a transaction of its own (driver.ts).
  */
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 import type { Storage, Stores } from '../storage'
 import { type Runner, type StoreImplementations, storesThrough } from '../stores'
 import { sweepInBatches } from '../sweep'

@@ -4,7 +4,7 @@
  */
 import { deliveryFromRow, eventFromRow, listedEvents, type AttemptRow, type DeliveryRow, type EventRow } from '../rows'
 import type { AttemptRecord, Delivery, DeliveryClaim, EventRecord, ListedEvent, NewEvent, Webhook } from '../storage'
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 import { CANDIDATES } from '../storage'
 
 export function eventStore(db: SqliteConnection) {

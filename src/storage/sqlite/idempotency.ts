@@ -1,6 +1,6 @@
 /** @module Stored first answers for `Idempotency-Key`, per session. */
 import type { StoredAnswer } from '../storage'
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 
 export function idempotencyStore(db: SqliteConnection) {
   const find = db.prepare<{ fingerprint: string; response: string }>('SELECT fingerprint, response FROM idempotency WHERE session_id = ? AND key = ?')

@@ -2,7 +2,7 @@
  * @module The database schema, as numbered migrations keyed on `PRAGMA user_version`.
  * Append a migration to change the schema; never edit one that has shipped.
  */
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, type ColumnTypes } from '../migrations'
 import type { SqliteDriver } from './driver'
 

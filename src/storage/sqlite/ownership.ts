@@ -4,7 +4,7 @@
  * PostgreSQL database instead). The process holds the write lock of `<file>.lock` for as long as it
  * runs; the operating system lets it go when the process ends, however it ends (a crash too).
  */
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 
 /** Another process holds the embedded file. */
 export class FileInUse extends Error {}

@@ -1,7 +1,7 @@
 /** @module Policies and their endorsement history. Every lookup is scoped to one session. */
 import { endorsementFromRow, policyFromRow, type EndorsementRow, type PolicyRow } from '../rows'
 import type { EndorsementRecord, PolicyRecord } from '../storage'
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 
 export function policyStore(db: SqliteConnection) {
   const insert = db.prepare<{ id: number }>(

@@ -5,7 +5,7 @@
  */
 import { quoteFromRow, quoteToRow, unsavedQuotes, type QuoteRow } from '../rows'
 import type { Quote } from '../storage'
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 import { unwritten } from './unwritten'
 
 /** Quotes recorded since the last write: per session, per plan id. */

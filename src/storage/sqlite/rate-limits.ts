@@ -6,7 +6,7 @@
  * tenth of a second) with each key's running total in `rate_counters`, and read back at start.
  */
 import { decide, peek, type CounterReading, type RateStatus, type WindowPolicy } from '../../domain/rate-window'
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 import { unwritten } from './unwritten'
 
 /** One key's admitted requests per millisecond, oldest first; `head` is the oldest still in the window. */

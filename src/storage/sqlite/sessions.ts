@@ -5,7 +5,7 @@
  * The file serves one process, so ids are numbered here, after the highest the file holds.
  */
 import type { SessionRow } from '../storage'
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 import { unwritten } from './unwritten'
 
 export interface NewSessionRow extends SessionRow {

@@ -6,7 +6,7 @@
 import type { SweepResult } from '../storage'
 import { TOMBSTONE_MS } from '../../domain/session-tombstone'
 import { SESSIONS_PER_BATCH } from '../sweep'
-import type { SqliteConnection } from '../drivers/connection'
+import type { SqliteConnection } from './connection'
 import { rateCounterTidier } from './rate-limits'
 
 const BATCH = SESSIONS_PER_BATCH.sqlite

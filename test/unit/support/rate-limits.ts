@@ -1,6 +1,6 @@
 /** The embedded engine's rate windows as tests drive them: each admission written to the log at once. */
 import type { RateStatus, WindowPolicy } from '../../../src/domain/rate-window'
-import type { SqliteConnection } from '../../../src/storage/drivers/connection'
+import type { SqliteConnection } from '../../../src/storage/sqlite/connection'
 import { rateLog, rateWindows } from '../../../src/storage/sqlite/rate-limits'
 import { committed } from './storage'
 

@@ -1,7 +1,7 @@
 /**
  * @module The connection the SQLite engine uses: the few calls it makes of `bun:sqlite`,
- * `better-sqlite3` or `node:sqlite` (one adapter per runtime beside this file; the SQL is shared).
- * Who may use the connection when, and its transactions, are the engine's driver's (sqlite/driver.ts).
+ * `better-sqlite3` or `node:sqlite` (one adapter per runtime, src/runtime/{bun,node,deno}/sqlite.ts; the SQL is
+ * shared). Who may use the connection when, and its transactions, are the driver's (driver.ts).
  */
 
 export type SqlValue = string | number | null
