@@ -49,14 +49,22 @@ export async function accepted() {
     .modify.post({ scenario: 'correct_destination', destination_country: 'DE', preview: true })
   const previewed: true | undefined = preview.data?.data.preview
   const cancelled = await sandbox.api.sandbox.policy({ policy_ref: ref! }).cancel.post({ preview: true }, { headers: { 'idempotency-key': 'cancel-1' } })
-  const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | undefined = cancelled.data?.data.refund.rule
+  const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | 'full_insurer_cancellation' | undefined = cancelled.data?.data.refund.rule
   const cancelCode: 'policy_cancelled' | undefined = cancelled.error?.status === 409 ? cancelled.error.value.error.code : undefined
   const refundBack = (await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({})).data?.data.cancellation?.refund.amount
   // Events and the webhook endpoint: the secret comes once, deliveries are verified with it.
   const registered = await sandbox.api.sandbox.webhook.post({ url: 'http://localhost:4000/hooks' })
   const secret: string | undefined = registered.data?.data.secret
   const listed = await sandbox.api.sandbox.events.post({ limit: 10 })
-  const eventType: 'policy.issued' | 'policy.endorsed' | 'policy.cancelled' | 'document.ready' | 'webhook.test' | undefined = listed.data?.data.events[0]?.type
+  const eventType:
+    | 'policy.issued'
+    | 'policy.endorsed'
+    | 'policy.cancelled'
+    | 'policy.started'
+    | 'policy.ended'
+    | 'document.ready'
+    | 'webhook.test'
+    | undefined = listed.data?.data.events[0]?.type
   const attempts: number | undefined = listed.data?.data.events[0]?.delivery?.attempts.length
   const verified: boolean = verifyWebhook(secret!, 't=1,v1=00', '{}')
   const resent = await sandbox.api.sandbox.events({ event_id: 'evt_x' }).resend.post({})

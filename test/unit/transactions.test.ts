@@ -64,6 +64,9 @@ const policy = (sessionId: number, ref: string) => ({
   upstreamRef: null,
   documentReadyAt: T0,
   cancellation: null,
+  documentVersion: 1,
+  coverageRecorded: 0 as const,
+  coverageDueAt: null,
 })
 
 describe('transactions', () => {
@@ -126,7 +129,7 @@ describe('a transaction SQLite dropped', () => {
     const store = await sqliteStorage(droppingOnPolicyInsert(file.db), { rateLimit: 1000, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
     const opened = await store.openSession(newSession(0), T0)
     await store.flush()
-    const event = { ref: 'evt_after_the_failure', sessionId: opened.id, type: 'policy.issued', at: T0, body: '{}' }
+    const event = { ref: 'evt_after_the_failure', sessionId: opened.id, type: 'policy.issued', at: T0, deliverAt: T0, body: '{}' }
     const written = store.transaction(({ policies, events }) => Promise.all([policies.insert(policy(opened.id, 'pol_1')), events.append(event)]))
     await expect(written).rejects.toThrow()
     expect(committedCount('policies')).toBe(0)

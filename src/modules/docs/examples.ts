@@ -18,6 +18,7 @@ import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans
 import { issuedPayload, policyEventData, policyView, refundView } from '../policies/read'
 import { sessionPayload } from '../session/service'
 import { EVENT_TYPES, newEvent } from '../../domain/events'
+import { MAX_CLOCK_AHEAD_DAYS } from '../../domain/session-clock'
 import { TEST_MESSAGE } from '../events/service'
 
 const MINUTE_MS = 60_000
@@ -48,6 +49,10 @@ export const ERROR_EXAMPLES: { [Code in ErrorCode]: ErrorWording<Code> & { detai
   insurer_declined: {},
   event_not_found: {},
   webhook_not_registered: {},
+  clock_backwards: { values: { now: '2026-12-05T09:00:00.000Z' } },
+  clock_too_far: { values: { maxDays: MAX_CLOCK_AHEAD_DAYS } },
+  clock_not_movable: {},
+  insurer_side_unavailable: {},
   price_changed: {
     values: { amount: '131.25', currency: 'EUR' },
     details: [{ field: 'expected_premium', issue: 'must be 131.25, the premium at bind, to accept it' }],
@@ -135,6 +140,9 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     upstreamRef: null,
     documentReadyAt: at(2),
     cancellation: null,
+    documentVersion: 1,
+    coverageRecorded: 0,
+    coverageDueAt: null,
   }
   const extended = { ...trip, end_date: modify.new_end_date }
   const definition = catalogue.plans.find((plan) => plan.product === chosen.product)!
@@ -152,10 +160,10 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     return { ...event, ref: id, body: event.body.replace(event.ref, id) }
   }
   const issuedEvent = withRef(
-    newEvent({ id: 1, ref: session.ref }, 'policy.issued', policyEventData(policyView(services, issued, [], at(2)), 'policy.issued'), at(2)),
+    newEvent({ id: 1, ref: session.ref, clockOffsetMs: 0 }, 'policy.issued', policyEventData(policyView(services, issued, [], at(2)), 'policy.issued'), at(2)),
     '0a1b',
   )
-  const testEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'webhook.test', { message: TEST_MESSAGE }, at(8)), '6e2f')
+  const testEvent = withRef(newEvent({ id: 1, ref: session.ref, clockOffsetMs: 0 }, 'webhook.test', { message: TEST_MESSAGE }, at(8)), '6e2f')
   const amount = (minor: number) => toAmount(catalogue, minor, currency)
   const data = {
     [PATHS.session]: sessionPayload(session, config, lifetime),
@@ -175,7 +183,7 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
       preview: true,
       policy_ref: issued.ref,
       status: endorsed.status,
-      refund: refundView(services, endorsed, { at: at(6), refundMinor: endorsed.premiumMinor }),
+      refund: refundView(services, endorsed, { at: at(6), refundMinor: endorsed.premiumMinor, by: 'partner' }),
     },
     [PATHS.webhook]: { url: webhookUrl, secret: `whsec_${'3f9a0c7e'.repeat(6)}`, event_types: [...EVENT_TYPES] },
     [PATHS.webhookTest]: JSON.parse(testEvent.body),

@@ -3,6 +3,7 @@
  * configured and answering, else from the catalogue), record the quotes for issue.
  */
 import { ApiError } from '../../errors'
+import { businessNow } from '../../domain/session-clock'
 import { todayDayNumber } from '../../domain/dates'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import type { Source } from '../../storage/storage'
@@ -18,10 +19,10 @@ type SourcedPlan = PricedPlan & { upstreamRef: string | null }
 /** What plan search needs of the app's services. */
 type Deps = Pick<Services, 'storage' | 'clock' | 'catalogue' | 'insurer' | 'log'>
 
-export async function searchPlans(services: Deps, caller: { session: { id: number }; requestId: string }, request: SearchRequest) {
+export async function searchPlans(services: Deps, caller: { session: { id: number; clockOffsetMs: number }; requestId: string }, request: SearchRequest) {
   const { catalogue, storage } = services
   const sessionId = caller.session.id
-  checkTripRequest(request, todayDayNumber(services.clock()), new Set(Object.keys(catalogue.currencies)))
+  checkTripRequest(request, todayDayNumber(businessNow(services.clock(), caller.session)), new Set(Object.keys(catalogue.currencies)))
   const currency = request.currency ?? DEFAULT_CURRENCY
   const ages = agesKey(request.travellers)
   const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, caller.requestId)

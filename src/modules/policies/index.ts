@@ -22,6 +22,7 @@ import { ApiError } from '../../errors'
 import { FORCED_OUTCOME_HEADER } from '../../http/forced-outcome'
 import { isBusinessOutcome } from '../../domain/business-outcomes'
 import { isoTimestamp } from '../../domain/dates'
+import { businessNow } from '../../domain/session-clock'
 
 const REPLAYED = { 'idempotent-replayed': 'true' }
 
@@ -126,7 +127,7 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
       async ({ sandbox, params }) => {
         const { policy, endorsements } = await readPolicy(services, sandbox.session!, params.policy_ref)
         sandbox.mode = policy.source
-        return success(sandbox, policyView(services, policy, endorsements, services.clock()))
+        return success(sandbox, policyView(services, policy, endorsements, businessNow(services.clock(), sandbox.session!)))
       },
       {
         body: NoFields,
@@ -145,7 +146,7 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
       PATHS.certificate,
       async ({ sandbox, params, set }) => {
         const { policy, endorsements } = await readPolicy(services, sandbox.session!, params.policy_ref)
-        const now = services.clock()
+        const now = businessNow(services.clock(), sandbox.session!)
         refuseUntilReady(policy.documentReadyAt, now)
         const pdf = await renderCertificate(certificateInput(services, policyView(services, policy, endorsements, now), policy.product))
         Object.assign(set.headers, {

@@ -38,7 +38,7 @@ export interface SqliteOptions {
 /** The stores over the file; sessions and quotes as memory serves them. */
 function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore): StoreImplementations {
   return {
-    sessions: { isLive: sessions.isLive },
+    sessions: { isLive: sessions.isLive, clockOffset: sessions.clockOffset, setClockOffset: sessions.setClockOffset },
     quotes: {
       unsaved: quotes.unsaved,
       find: quotes.find,

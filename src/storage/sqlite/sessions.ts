@@ -14,9 +14,11 @@ export interface NewSessionRow extends SessionRow {
 }
 
 export function sessionStore(db: SqliteConnection) {
-  const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number; purged: number }>(
-    'SELECT id, ref, expires_at, purged FROM sessions WHERE token_hash = ?',
+  const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number; purged: number; clock_offset_ms: number }>(
+    'SELECT id, ref, expires_at, purged, clock_offset_ms FROM sessions WHERE token_hash = ?',
   )
+  const offsetOf = db.prepare<{ clock_offset_ms: number }>('SELECT clock_offset_ms FROM sessions WHERE id = ?')
+  const setOffset = db.prepare('UPDATE sessions SET clock_offset_ms = ? WHERE id = ?')
   const insert = db.prepare('INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
   const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
   let lastId = db.prepare<{ id: number | null }>('SELECT MAX(id) AS id FROM sessions').get()?.id ?? 0
@@ -35,6 +37,11 @@ export function sessionStore(db: SqliteConnection) {
     return session
   }
 
+  function remembered(id: number): SessionRow | undefined {
+    const tokenHash = tokenOf.get(id)
+    return tokenHash === undefined ? undefined : byToken.get(tokenHash)
+  }
+
   return {
     /** The session with this token hash as memory has it, or undefined when only the log can tell. */
     cached(tokenHash: string): SessionRow | undefined {
@@ -48,11 +55,11 @@ export function sessionStore(db: SqliteConnection) {
     read(tokenHash: string, now: number): SessionRow | undefined {
       const row = byTokenHash.get(tokenHash)
       if (!row) return undefined
-      const session = { id: row.id, ref: row.ref, expiresAt: row.expires_at }
+      const session = { id: row.id, ref: row.ref, expiresAt: row.expires_at, clockOffsetMs: row.clock_offset_ms }
       return session.expiresAt > now && !row.purged ? remember(tokenHash, session) : session
     },
     create(ref: string, tokenHash: string, now: number, expiresAt: number): SessionRow {
-      const session = { id: ++lastId, ref, expiresAt }
+      const session = { id: ++lastId, ref, expiresAt, clockOffsetMs: 0 }
       created.held.push({ ...session, tokenHash, createdAt: now })
       return remember(tokenHash, session)
     },
@@ -61,9 +68,18 @@ export function sessionStore(db: SqliteConnection) {
      * Memory drops a session as the sweep purges it (`forget`), so a remembered one is not purged.
      */
     isLive(id: number, now: number): boolean {
-      const tokenHash = tokenOf.get(id)
-      const session = tokenHash === undefined ? undefined : byToken.get(tokenHash)
+      const session = remembered(id)
       return session ? session.expiresAt > now : live.get(id, now) !== undefined
+    },
+    /** The session's clock offset, as memory has it, else as the file does. */
+    clockOffset(id: number): number {
+      return remembered(id)?.clockOffsetMs ?? offsetOf.get(id)?.clock_offset_ms ?? 0
+    },
+    /** In a transaction, which has written the session first (write-behind.ts); memory follows at once. */
+    setClockOffset(id: number, offsetMs: number): void {
+      setOffset.run(offsetMs, id)
+      const session = remembered(id)
+      if (session) session.clockOffsetMs = offsetMs
     },
     /** The sweep purged this session: only the log answers for it from now on. */
     forget(id: number): void {
