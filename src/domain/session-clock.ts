@@ -4,7 +4,7 @@
  * events); infrastructure stays on wall time (the session's expiry, fair use, webhook retries and
  * signatures). Also what cover is at a given business time, and which cover events are due.
  */
-import { ApiError } from '../errors'
+import { ApiError, throwIfInvalid } from '../errors'
 import { fromDayNumber, isoTimestamp, toDayNumber, todayDayNumber } from './dates'
 import type { Trip } from './trip'
 
@@ -37,10 +37,12 @@ export function advancedOffset(wallNow: number, offsetMs: number, advance: Advan
   return target - wallNow
 }
 
-/** `YYYY-MM-DD` as the start of that day (UTC), else an ISO 8601 instant (its schema checked the form). */
+/** `YYYY-MM-DD` as the start of that day (UTC), else an ISO 8601 instant; one that is not a real date or time is refused. */
 function instantOf(to: string): number {
   const day = toDayNumber(to)
-  return day !== null ? day * DAY_MS : Date.parse(to)
+  const instant = day !== null ? day * DAY_MS : /^\d{4}-\d{2}-\d{2}$/.test(to) ? Number.NaN : Date.parse(to)
+  if (Number.isNaN(instant)) throwIfInvalid([{ field: 'to', issue: 'must be a real date (YYYY-MM-DD) or ISO 8601 instant' }])
+  return instant
 }
 
 export const COVERAGE = ['upcoming', 'active', 'ended'] as const

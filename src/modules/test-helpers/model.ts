@@ -10,9 +10,8 @@ export const AdvanceBody = t.Union(
       {
         days: Type.Integer({
           minimum: 1,
-          maximum: MAX_CLOCK_AHEAD_DAYS,
-          description: 'Whole days to move forward (the time of day is kept).',
-          'x-issue': `must be a whole number from 1 to ${MAX_CLOCK_AHEAD_DAYS}`,
+          description: `Whole days to move forward (the time of day is kept); the clock may run at most ${MAX_CLOCK_AHEAD_DAYS} days ahead (\`clock_too_far\`).`,
+          'x-issue': 'must be a whole number of days, at least 1',
         }),
       },
       { additionalProperties: false },
