@@ -116,7 +116,7 @@ export interface PolicyStore {
   cancel(policy: PolicyRecord): Promise<void>
   /** Saves what changes without an endorsement: its certificate (`documentVersion`, `documentReadyAt`), its cover events, `updatedAt`. */
   update(policy: PolicyRecord): Promise<void>
-  /** The session's policies, oldest first. */
+  /** The session's policies, oldest first; inside a transaction, held until it ends (a cover event is recorded once). */
   ofSession(sessionId: number): Promise<PolicyRecord[]>
   /**
    * Up to `limit` policies of live sessions whose next cover event is due by wall time `now`, with

@@ -54,7 +54,7 @@ export function policyStore(sql: Queryable, locking: boolean): PolicyStore {
         WHERE id = ${policy.id}`
     },
     async ofSession(sessionId) {
-      const rows = await sql<PolicyRow[]>`SELECT * FROM policies WHERE session_id = ${sessionId} ORDER BY id`
+      const rows = await sql<PolicyRow[]>`SELECT * FROM policies WHERE session_id = ${sessionId} ORDER BY id ${rowLock(sql, locking, 'update')}`
       return rows.map(policyFromRow)
     },
     // Claimed as deliveries are: an instance skips the policies another holds, so each event is recorded once.
