@@ -9,9 +9,13 @@ import { HTTP_PORT, currentTarget } from './support/server'
 import { databaseFor, withAdmin } from './support/postgres'
 
 // The lanes stop a second after the cap is first reached; this only bounds a machine too slow to
-// reach it (Node on a loaded CI machine once answered 3,808 searches in 20 s without filling 1 MiB).
+// reach it. Sessions last long enough that the sweep cannot free space as fast as a slow machine
+// fills it: with 2-second sessions, Node on a loaded machine (75 searches a second) held less
+// than 1 MiB of live sessions and never filled the file in 60 s; a session's searches now stay
+// for 8 s. Recovery waits for them to expire and be swept.
+const SESSION_SECONDS = 8
 const FILL_BOUND_MS = 60_000
-const RECOVERY_BOUND_MS = 15_000
+const RECOVERY_BOUND_MS = 30_000
 const LANES = 16
 
 test.describe('storage faults', () => {
@@ -20,7 +24,7 @@ test.describe('storage faults', () => {
     test.setTimeout(FILL_BOUND_MS + RECOVERY_BOUND_MS + 20_000)
     const server = await privateServer('storage-full', {
       SANDBOX_DB_MAX_MB: '1',
-      SANDBOX_SESSION_TTL_SECONDS: '2',
+      SANDBOX_SESSION_TTL_SECONDS: String(SESSION_SECONDS),
       SANDBOX_SWEEP_INTERVAL_SECONDS: '1',
       SANDBOX_RATE_WINDOW_SECONDS: '2',
       SANDBOX_RATE_LIMIT: '1000000',
@@ -34,7 +38,7 @@ test.describe('storage faults', () => {
     let okAfterFull = 0 // when a call first succeeded again after the first 503
 
     // Each lane is a client network that searches with ever new ages (new plan ids: new rows),
-    // opening a new session whenever its 2-second session ends.
+    // opening a new session whenever its session ends.
     const lane = async (laneIndex: number) => {
       const network = uniqueNetwork()
       let cookie: string | undefined
