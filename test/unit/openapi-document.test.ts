@@ -115,6 +115,20 @@ describe('the OpenAPI document', () => {
     expect(text.length).toBeLessThan(150_000)
   })
 
+  test('the same document the next day, whatever the routes answered meanwhile (their compiled validators change nothing in it)', async () => {
+    const sandbox = await inProcessApp()
+    // Examples hold the day's dates: the rest is compared.
+    const shape = async () =>
+      JSON.stringify(JSON.parse(await (await fetchDocument(sandbox.app)).text(), (key, value) => (key === 'example' || key === 'examples' ? undefined : value)))
+    const first = await shape()
+    for (const path of ['session', 'plans/search', 'policy/new', 'events', 'test_helpers/clock', 'policy/pol_sbx_00/documents/policy_certificate'])
+      await sandbox.call(path, {})
+    sandbox.advance(86_400_000)
+    const next = await shape()
+    expect(next.length).toBe(first.length)
+    expect(next === first, "the next day's document differs").toBe(true)
+  })
+
   test('each error status lists only the codes it carries, and any other answer is the envelope with every code', async () => {
     const document: any = await (await fetchDocument(sandbox.app)).json()
     const issue = document.paths['/api/sandbox/policy/new'].post.responses

@@ -188,6 +188,23 @@ const firstCode = (answer: Answer) => /`([a-z_]+)`/.exec(answer.description ?? '
 const templated = (path: string) => path.replace(/:(\w+)/g, '{$1}')
 
 /**
+ * An answer's schema as the route declares it. Elysia compiles a route's answer validators on its
+ * first request and, doing so, sets `additionalProperties: false` on each answer's top-level schema,
+ * in place (elysia/dist/schema.mjs, getSchemaValidator); the routes declare none there. Without this,
+ * the document built after some calls (the next UTC day's, or any but the first app's in a process
+ * where the certificate's module-level answers were compiled) differed from the first, and no longer
+ * matched its components: 118 KB grew to 191 KB.
+ */
+function declared(operation: Operation): void {
+  for (const answer of Object.values(operation.responses)) {
+    const json = answer.content?.['application/json']
+    if (!json?.schema || !('additionalProperties' in json.schema)) continue
+    const { additionalProperties: _added, ...schema } = json.schema as Record<string, unknown>
+    json.schema = schema
+  }
+}
+
+/**
  * What the routes' schemas cannot say: optional bodies, the headers' proper names and rules, the
  * certificate's PDF, and the examples; the paths in the flow's order, which tools that run every
  * operation follow (the test helpers sit among the others: the clock is advanced before the cancel's
@@ -203,6 +220,7 @@ function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleF
       Object.assign(parameter, { name: docs.name, description: docs.description, schema: { ...parameter.schema, ...docs.schema } })
     }
     if (OPTIONAL_BODY.has(path)) operation.requestBody!.required = false
+    declared(operation)
     addExamples(operation, path, flow, config, mode)
   }
   paths[templated(PATHS.certificate)]!.post!.responses['200'] = PDF_ANSWER
