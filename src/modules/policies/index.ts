@@ -117,7 +117,8 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
           summary: 'Cancel a policy',
           description:
             'Cancels the policy with a refund: the whole premium before the start date, the unused whole days pro rata from the start ' +
-            'date, nothing after the end date. With `{"preview": true}`, answers the refund and changes nothing. ' +
+            "date, nothing after the end date, each on the session's clock (advance it with the test helpers to rehearse a cancel " +
+            'mid-trip or after it). With `{"preview": true}`, answers the refund and changes nothing. ' +
             'Send `Idempotency-Key` to make retries safe.',
         },
       },
