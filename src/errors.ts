@@ -93,8 +93,12 @@ export const ERRORS = {
   },
   clock_not_movable: {
     status: 409,
-    message:
-      'This session holds policies from the test insurer, whose clock cannot be moved: advance the clock in a session with simulation policies only (or before issuing through the insurer).',
+    messages: {
+      insurerPolicies:
+        'This session holds policies from the test insurer, whose clock cannot be moved: advance the clock in a session with simulation policies only (or before issuing through the insurer).',
+      insurerPlan:
+        "This plan came from the test insurer before the session's clock moved, and the insurer's clock cannot be moved: search again (a session whose clock moved is quoted by simulation).",
+    },
   },
   event_not_found: { status: 404, message: 'No event with this id exists in this session.' },
   webhook_not_registered: { status: 409, message: 'Register a webhook endpoint first (POST /api/sandbox/webhook).' },

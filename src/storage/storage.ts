@@ -85,8 +85,12 @@ export interface SessionStore {
    * holds the session against the sweep until the transaction ends.
    */
   isLive(id: number, now: number): Promise<boolean>
-  /** The session's clock offset; inside a transaction, held until it ends (two advances do not interleave). */
-  clockOffset(id: number): Promise<number>
+  /**
+   * The session's clock offset while it runs at `now` (null once it ended). Inside a transaction it
+   * also holds the session until it ends, so two advances take turns (PostgreSQL: FOR NO KEY
+   * UPDATE, which foreign keys' checks do not wait for; the cover poll skips the session meanwhile).
+   */
+  clockOffset(id: number, now: number): Promise<number | null>
   /** Sets the session's clock offset (it only grows: the caller checks). */
   setClockOffset(id: number, offsetMs: number): Promise<void>
 }

@@ -26,7 +26,7 @@ export function storesThrough({ sessions, quotes, policies, idempotency, events,
   return {
     sessions: {
       isLive: (id, now) => run(() => sessions.isLive(id, now)),
-      clockOffset: (id) => run(() => sessions.clockOffset(id)),
+      clockOffset: (id, now) => run(() => sessions.clockOffset(id, now)),
       setClockOffset: (id, offsetMs) => run(() => sessions.setClockOffset(id, offsetMs)),
     },
     quotes: {

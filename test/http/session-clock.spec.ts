@@ -153,7 +153,13 @@ test.describe('the session clock', () => {
     const answer = await expectOk(moved)
     expect(answer.meta.session_expires_at).toBe(expiresAt)
     expect(Date.parse(answer.meta.rate_limit.reset_at)).toBeLessThan(Date.now() + 11 * 60_000)
-    expect(answer.meta.rate_limit.remaining).toBe(6) // two calls counted: the clock moved, the window did not
+    expect(answer.meta.rate_limit.remaining).toBe(6) // two calls counted
+    // The call after the advance is counted in the same real-time window: the clock moved, the window did not.
+    const after = await expectOk(await call(server.url, CLOCK, { network, cookie }))
+    expect(after.meta.session_clock.offset_seconds).toBe(400 * 86_400)
+    expect(after.meta.rate_limit.remaining).toBe(5)
+    expect(after.meta.rate_limit.reset_at).toBe(answer.meta.rate_limit.reset_at)
+    expect(after.meta.session_expires_at).toBe(expiresAt)
     await expect
       .poll(async () => (await call(server.url, CLOCK, { network, cookie })).json?.error?.code, { timeout: 15_000, intervals: [500] })
       .toBe('session_expired')
@@ -177,14 +183,38 @@ test.describe('the session clock', () => {
     await expectError(await request.post(insurerCancel('pol_sbx_00000000000000000000')), 404, 'policy_not_found')
   })
 
-  test('uat: a session holding a policy the test insurer issued cannot move its clock; a new session can', async ({ request, newClient }) => {
+  test('uat: a session holding a policy the test insurer issued cannot move its clock; a session whose clock moved is quoted by simulation', async ({
+    request,
+    newClient,
+  }) => {
     test.skip(currentTarget() !== 'uat', 'uat only: the other targets issue simulation policies')
     const { policy } = await issuePolicy(request)
     expect(policy.coverage).toBe('upcoming')
     await expectError(await request.post(ADVANCE, { data: { days: 1 } }), 409, 'clock_not_movable')
     await expectError(await request.post(insurerCancel(policy.policy_ref)), 409, 'insurer_side_unavailable')
     expect((await expectOk(await request.post(CLOCK))).data.offset_seconds).toBe(0)
-    await advance(await newClient(), { days: 1 })
+
+    // A plan the insurer quoted before the clock moved is not issued after: the insurer's clock did not move.
+    const other = await newClient()
+    const trip = tripFrom(30, 5)
+    const quoted = await expectOk(await other.post(API.search, { data: searchBody(trip) }))
+    expect(quoted.mode).toBe('uat_gateway')
+    await advance(other, { days: 1 })
+    const stale = { plan_id: quoted.data.plans[0].plan_id, trip, travellers: ages(30) }
+    await expectError(await other.post(API.issue, { data: stale }), 409, 'clock_not_movable')
+    // Searching again is answered by simulation, and its policies follow the session's clock.
+    const simulated = await expectOk(await other.post(API.search, { data: searchBody(trip) }))
+    expect(simulated.mode).toBe('simulation')
+    const issued = await expectOk(await other.post(API.issue, { data: { ...stale, plan_id: simulated.data.plans[0].plan_id } }))
+    expect(issued.mode).toBe('simulation')
+    await advance(other, { days: 30 })
+  })
+
+  test('a trip that starts today records policy.started right after policy.issued', async ({ request }) => {
+    simulationOnly()
+    const { policy } = await issuePolicy(request, { trip: tripFrom(0, 3) })
+    expect(policy.coverage).toBe('active')
+    expect((await events(request)).map((event) => event.type)).toEqual(['policy.issued', 'document.ready', 'policy.started'])
   })
 })
 

@@ -42,8 +42,14 @@ export async function accepted() {
       headers: { 'sandbox-outcome': 'price_changed', 'sandbox-delay-ms': '2000' },
     },
   )
-  const businessCode: 'price_changed' | 'plan_mismatch' | 'idempotency_in_progress' | 'policy_cancelled' | 'document_not_ready' | undefined =
-    declined.error?.status === 409 ? declined.error.value.error.code : undefined
+  const businessCode:
+    | 'price_changed'
+    | 'plan_mismatch'
+    | 'idempotency_in_progress'
+    | 'policy_cancelled'
+    | 'document_not_ready'
+    | 'clock_not_movable'
+    | undefined = declined.error?.status === 409 ? declined.error.value.error.code : undefined
   const preview = await sandbox.api.sandbox
     .policy({ policy_ref: ref! })
     .modify.post({ scenario: 'correct_destination', destination_country: 'DE', preview: true })

@@ -95,3 +95,35 @@ describe('cover events as wall time passes (the poll every process runs)', () =>
     ])
   })
 })
+
+describe('cover events after an advance, as wall time goes on', () => {
+  test('due at the boundary on the session clock (wall time = boundary - offset); an extension moves the end', async () => {
+    const { inProcessApp, tripFrom } = await import('./support/app')
+    const { recordDueCoverage } = await import('../../src/modules/policies/coverage')
+    const sandbox = await inProcessApp({ SANDBOX_SESSION_TTL_SECONDS: String(7 * 86_400) })
+    const session = (await sandbox.call('session', {})).cookie!
+    const trip = tripFrom(sandbox.now(), 10, 2)
+    const plan = (await sandbox.call('plans/search', { trip, travellers: [{ age: 30 }] }, { cookie: session })).body.data.plans[0].plan_id
+    const ref = (await sandbox.call('policy/new', { plan_id: plan, trip, travellers: [{ age: 30 }] }, { cookie: session })).body.data.policy_ref
+    // Nine days ahead: cover starts within a day on the session's clock, ten days away in wall time.
+    expect((await sandbox.call('test_helpers/clock/advance', { days: 9 }, { cookie: session })).body.data.recorded_events).toEqual([])
+    const business = () => sandbox.now() + 9 * DAY
+    const untilStart = at(`${trip.start_date}T00:00:00Z`) - business()
+    expect(untilStart).toBeLessThan(DAY)
+    sandbox.advance(untilStart - 1)
+    expect(await recordDueCoverage(sandbox.services)).toBe(0)
+    sandbox.advance(1)
+    expect(await recordDueCoverage(sandbox.services)).toBe(1)
+    // Extended by three days while active: it ends after the new end date, not the old one.
+    const newEnd = new Date(at(`${trip.end_date}T00:00:00Z`) + 3 * DAY).toISOString().slice(0, 10)
+    expect((await sandbox.call(`policy/${ref}/modify`, { scenario: 'extend_end_date', new_end_date: newEnd }, { cookie: session })).status).toBe(200)
+    sandbox.advance(at(`${trip.end_date}T00:00:00Z`) + DAY - business())
+    expect(await recordDueCoverage(sandbox.services)).toBe(0)
+    sandbox.advance(at(`${newEnd}T00:00:00Z`) + DAY - business() - 1)
+    expect(await recordDueCoverage(sandbox.services)).toBe(0)
+    sandbox.advance(1)
+    expect(await recordDueCoverage(sandbox.services)).toBe(1)
+    const types = ((await sandbox.call('events', {}, { cookie: session })).body.data.events as { type: string }[]).map((event) => event.type)
+    expect(types).toEqual(['policy.issued', 'document.ready', 'policy.started', 'policy.endorsed', 'policy.ended'])
+  })
+})

@@ -84,7 +84,7 @@ export const ERROR_EXAMPLES: { [Code in ErrorCode]: ErrorWording<Code> & { detai
   webhook_not_registered: {},
   clock_backwards: { values: { now: '2026-12-05T09:00:00.000Z' } },
   clock_too_far: { values: { maxDays: MAX_CLOCK_AHEAD_DAYS } },
-  clock_not_movable: {},
+  clock_not_movable: { variant: 'insurerPolicies' },
   insurer_side_unavailable: {},
   price_changed: {
     values: { amount: '131.25', currency: 'EUR' },

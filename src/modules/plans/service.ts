@@ -25,7 +25,8 @@ export async function searchPlans(services: Deps, caller: { session: { id: numbe
   checkTripRequest(request, todayDayNumber(businessNow(services.clock(), caller.session)), new Set(Object.keys(catalogue.currencies)))
   const currency = request.currency ?? DEFAULT_CURRENCY
   const ages = agesKey(request.travellers)
-  const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, caller.requestId)
+  // A session whose clock moved is quoted by simulation: the insurer's clock cannot follow it.
+  const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, caller.requestId, caller.session.clockOffsetMs > 0)
   const given = priced.map(({ product, plan, premiumMinor, upstreamRef }) => ({
     planId: plan.plan_id,
     product,
@@ -48,8 +49,9 @@ async function pricePlans(
   services: Deps,
   request: { trip: Trip; ages: number[]; currency: string },
   requestId: string,
+  simulatedOnly: boolean,
 ): Promise<{ source: Source; priced: SourcedPlan[] }> {
-  if (services.insurer) {
+  if (services.insurer && !simulatedOnly) {
     try {
       return { source: 'uat_gateway', priced: await services.insurer.search(request, requestId) }
     } catch (error) {

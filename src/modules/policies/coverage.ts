@@ -17,9 +17,12 @@ export const COVERAGE_POLL_MS = 1_000
 
 /** Polls `recordDueCoverage` until stopped; a failed poll is logged and the next one tries again. */
 export function startCoverage(services: Pick<Services, 'storage' | 'clock' | 'catalogue'>, logError: (fields: Record<string, unknown>) => void) {
-  let polling: Promise<unknown> = Promise.resolve()
+  let polling: Promise<unknown> | null = null
+  // One poll at a time: a slow one is not joined by the next.
   const timer = setInterval(() => {
-    polling = recordDueCoverage(services).catch((error) => logError({ level: 'error', msg: 'cover events failed', error: String(error) }))
+    polling ??= recordDueCoverage(services)
+      .catch((error) => logError({ level: 'error', msg: 'cover events failed', error: String(error) }))
+      .finally(() => (polling = null))
   }, COVERAGE_POLL_MS)
   return {
     async stop(): Promise<void> {
@@ -49,6 +52,8 @@ export function coverageDueAt(
  */
 export async function recordCoverage(services: Pick<Services, 'catalogue'>, stores: Stores, session: SessionRow, policies: PolicyRecord[], now: number) {
   const live = policies.filter((policy) => policy.status !== 'cancelled' && policy.coverageRecorded < 2)
+  // A policy with nothing left to record but still a due time (cancelled by an older build) is not claimed again.
+  for (const policy of policies) if (!live.includes(policy) && policy.coverageDueAt !== null) await stores.policies.update({ ...policy, coverageDueAt: null })
   const due = live.flatMap((policy, order) =>
     dueCoverage(policy.trip, policy.createdAt, policy.coverageRecorded, now).due.map((event) => ({ ...event, policy, order })),
   )
@@ -86,7 +91,8 @@ export async function recordDueCoverage(services: Pick<Services, 'storage' | 'cl
       bySession.set(session.id, claimed)
     }
     let count = 0
-    for (const { session, policies } of bySession.values()) {
+    // Sessions in id order: two instances recording take each session's event lock in the same order.
+    for (const { session, policies } of [...bySession.values()].sort((a, b) => a.session.id - b.session.id)) {
       count += (await recordCoverage(services, stores, session, policies, wallNow + session.clockOffsetMs)).length
     }
     return count

@@ -68,6 +68,7 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
         'price_changed',
         'insurer_declined',
         'idempotency_key_reused',
+        'clock_not_movable',
         'upstream_unavailable',
         'upstream_invalid',
       ]),

@@ -30,6 +30,7 @@ export async function issuePolicy(services: Deps, caller: Caller, request: Issue
   const earlier = await earlierAnswer<Answer<ReturnType<typeof issuedPayload>>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const quote = await matchingQuote(services, session.id, request)
+  if (quote.source === 'uat_gateway' && session.clockOffsetMs > 0) throw new ApiError('clock_not_movable', { variant: 'insurerPlan' })
   const repriced = forcedPremium(services, caller, quote, request)
   const upstream = quote.source === 'uat_gateway' ? await issueUpstream(services, caller, quote, request, key) : null
   const wallNow = services.clock()

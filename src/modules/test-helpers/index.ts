@@ -20,7 +20,7 @@ const AdvanceData = t.Object({ ...ClockModel.properties, ...RecordedEvents })
 export function testHelperRoutes(admission: SessionAdmission, services: Services) {
   return new Elysia({ name: 'test-helper-routes' })
     .use(admission)
-    .post(PATHS.clock, ({ sandbox }) => success(sandbox, readClock(services, sandbox.session!)), {
+    .post(PATHS.clock, ({ sandbox }) => success(sandbox, readClock(sandbox.admittedAt, sandbox.session!)), {
       body: NoFields,
       headers: outcomeHeaders(PATHS.clock),
       response: responses(ClockModel, []),
@@ -31,7 +31,7 @@ export function testHelperRoutes(admission: SessionAdmission, services: Services
           'and events follow it; the session expiry, the fair-use window and webhook retries stay on real time.',
       },
     })
-    .post(PATHS.advanceClock, async ({ sandbox, body }) => success(sandbox, await advanceClock(services, sandbox.session!, body)), {
+    .post(PATHS.advanceClock, async ({ sandbox, body }) => success(sandbox, await advanceClock(services, sandbox.session!, sandbox.admittedAt, body)), {
       body: AdvanceBody,
       headers: outcomeHeaders(PATHS.advanceClock),
       response: responses(AdvanceData, ['clock_backwards', 'clock_too_far', 'clock_not_movable']),

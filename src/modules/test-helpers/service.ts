@@ -8,7 +8,7 @@ import { advancedOffset, businessNow, clockView } from '../../domain/session-clo
 import { ApiError } from '../../errors'
 import type { PolicyRecord, SessionRow } from '../../storage/storage'
 import type { Services } from '../services'
-import { inLiveSession } from '../session/service'
+import { inLiveSession, sessionEnded } from '../session/service'
 import { cancellationPayload, writeCancellation } from '../policies/cancel'
 import { recordCoverage } from '../policies/coverage'
 import { recordEvent } from '../policies/operation'
@@ -17,26 +17,30 @@ import type { AdvanceRequest } from './model'
 
 type Deps = Pick<Services, 'storage' | 'clock' | 'catalogue' | 'insurer'>
 
-export function readClock(services: Pick<Services, 'clock'>, session: SessionRow) {
-  return clockView(services.clock(), session.clockOffsetMs)
+/** The clock at the request's own instant (`admittedAt`), the one its answer's meta shows too. */
+export function readClock(admittedAt: number, session: SessionRow) {
+  return clockView(admittedAt, session.clockOffsetMs)
 }
 
 /**
  * Moves the session's clock forward and records, in date order, the cover events it passes. Refused
  * where the insurer's own clock would disagree: a session holding a policy the test insurer issued.
  */
-export async function advanceClock(services: Deps, session: SessionRow, request: AdvanceRequest) {
-  const wallNow = services.clock()
-  return inLiveSession(services.storage, session.id, wallNow, async (stores) => {
-    const offset = advancedOffset(wallNow, await stores.sessions.clockOffset(session.id), request)
+export async function advanceClock(services: Deps, session: SessionRow, wallNow: number, request: AdvanceRequest) {
+  const { offset, recorded } = await services.storage.transaction(async (stores) => {
+    // The live check and the hold in one read: two advances of a session take turns.
+    const current = await stores.sessions.clockOffset(session.id, wallNow)
+    if (current === null) throw sessionEnded()
+    const offset = advancedOffset(wallNow, current, request)
     const policies = await stores.policies.ofSession(session.id)
-    if (policies.some((policy) => policy.source === 'uat_gateway')) throw new ApiError('clock_not_movable')
+    if (policies.some((policy) => policy.source === 'uat_gateway')) throw new ApiError('clock_not_movable', { variant: 'insurerPolicies' })
     await stores.sessions.setClockOffset(session.id, offset)
-    // The answer (its meta too) and the events recorded now follow the new clock.
-    session.clockOffsetMs = offset
-    const recorded = await recordCoverage(services, stores, session, policies, wallNow + offset)
-    return { ...clockView(wallNow, offset), recorded_events: recorded.map((event) => ({ ...event, created_at: isoTimestamp(event.created_at) })) }
+    const recorded = await recordCoverage(services, stores, { ...session, clockOffsetMs: offset }, policies, wallNow + offset)
+    return { offset, recorded }
   })
+  // Committed: the answer (its meta too) shows the new clock.
+  session.clockOffsetMs = offset
+  return { ...clockView(wallNow, offset), recorded_events: recorded.map((event) => ({ ...event, created_at: isoTimestamp(event.created_at) })) }
 }
 
 /** The session's simulation policy, for the insurer's side: a policy the test insurer issued changes only there. */

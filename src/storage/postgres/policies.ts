@@ -57,14 +57,15 @@ export function policyStore(sql: Queryable, locking: boolean): PolicyStore {
       const rows = await sql<PolicyRow[]>`SELECT * FROM policies WHERE session_id = ${sessionId} ORDER BY id ${rowLock(sql, locking, 'update')}`
       return rows.map(policyFromRow)
     },
-    // Claimed as deliveries are: an instance skips the policies another holds, so each event is recorded once.
+    // Claimed as deliveries are: an instance skips the policies another holds, so each event is recorded
+    // once, and the sessions being advanced or swept (their clock or rows about to change).
     async coverageDue(now, limit) {
       const rows = await sql<(PolicyRow & { s_ref: string; s_expires_at: number; s_clock_offset_ms: number })[]>`
         SELECT p.*, s.ref AS s_ref, s.expires_at AS s_expires_at, s.clock_offset_ms AS s_clock_offset_ms
         FROM policies p JOIN sessions s ON s.id = p.session_id
         WHERE p.coverage_due_at <= ${now} AND NOT s.purged AND s.expires_at > ${now}
         ORDER BY p.coverage_due_at, p.id LIMIT ${limit}
-        ${locking ? sql`FOR UPDATE OF p SKIP LOCKED` : sql``}`
+        ${locking ? sql`FOR UPDATE OF p SKIP LOCKED FOR SHARE OF s SKIP LOCKED` : sql``}`
       return rows.map((row) => ({
         policy: policyFromRow(row),
         session: { id: row.session_id, ref: row.s_ref, expiresAt: row.s_expires_at, clockOffsetMs: row.s_clock_offset_ms },

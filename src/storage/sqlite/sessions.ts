@@ -37,9 +37,21 @@ export function sessionStore(db: SqliteConnection) {
     return session
   }
 
+  // Offsets set by the transaction in its turn (one at a time), applied to memory once it commits.
+  const settingOffsets = new Map<number, number>()
+
   function remembered(id: number): SessionRow | undefined {
     const tokenHash = tokenOf.get(id)
     return tokenHash === undefined ? undefined : byToken.get(tokenHash)
+  }
+
+  /**
+   * Whether the session still runs at `now`: not expired, not swept (the seam's `SessionStore.isLive`).
+   * Memory drops a session as the sweep purges it (`forget`), so a remembered one is not purged.
+   */
+  function isLive(id: number, now: number): boolean {
+    const session = remembered(id)
+    return session ? session.expiresAt > now : live.get(id, now) !== undefined
   }
 
   return {
@@ -63,23 +75,32 @@ export function sessionStore(db: SqliteConnection) {
       created.held.push({ ...session, tokenHash, createdAt: now })
       return remember(tokenHash, session)
     },
+    isLive,
+    /** The session's clock offset while it runs at `now` (null once it ended): set in this transaction, else as memory or the file has it. */
+    clockOffset(id: number, now: number): number | null {
+      if (!isLive(id, now)) return null
+      return settingOffsets.get(id) ?? remembered(id)?.clockOffsetMs ?? offsetOf.get(id)?.clock_offset_ms ?? 0
+    },
     /**
-     * Whether the session still runs at `now`: not expired, not swept (the seam's `SessionStore.isLive`).
-     * Memory drops a session as the sweep purges it (`forget`), so a remembered one is not purged.
+     * In a transaction, which has written the session first (write-behind.ts). Memory follows once
+     * it commits (`offsetsCommitted`), and forgets it if it rolls back, so that it never runs a
+     * clock the file does not hold.
      */
-    isLive(id: number, now: number): boolean {
-      const session = remembered(id)
-      return session ? session.expiresAt > now : live.get(id, now) !== undefined
-    },
-    /** The session's clock offset, as memory has it, else as the file does. */
-    clockOffset(id: number): number {
-      return remembered(id)?.clockOffsetMs ?? offsetOf.get(id)?.clock_offset_ms ?? 0
-    },
-    /** In a transaction, which has written the session first (write-behind.ts); memory follows at once. */
     setClockOffset(id: number, offsetMs: number): void {
       setOffset.run(offsetMs, id)
-      const session = remembered(id)
-      if (session) session.clockOffsetMs = offsetMs
+      settingOffsets.set(id, offsetMs)
+    },
+    /** The transaction committed: memory takes the offsets it set. */
+    offsetsCommitted(): void {
+      for (const [id, offsetMs] of settingOffsets) {
+        const session = remembered(id)
+        if (session) session.clockOffsetMs = offsetMs
+      }
+      settingOffsets.clear()
+    },
+    /** The transaction rolled back: its offsets are forgotten. */
+    offsetsRolledBack(): void {
+      settingOffsets.clear()
     },
     /** The sweep purged this session: only the log answers for it from now on. */
     forget(id: number): void {
