@@ -134,7 +134,11 @@ describe('the OpenAPI document', () => {
     const issue = document.paths['/api/sandbox/policy/new'].post.responses
     expect(issue['404'].description).toBe('Error codes: `plan_not_found`.')
     expect(issue['404'].content['application/json'].schema.properties.error.properties.code).toEqual({ type: 'string', const: 'plan_not_found' })
-    expect(issue['409'].content['application/json'].schema.properties.error.properties.code.enum).toEqual(['plan_mismatch', 'price_changed', 'clock_not_movable'])
+    expect(issue['409'].content['application/json'].schema.properties.error.properties.code.enum).toEqual([
+      'plan_mismatch',
+      'price_changed',
+      'clock_not_movable',
+    ])
     expect(issue.default.content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope')
     expect(document.components.schemas.Error.properties.code.enum).toContain('plan_not_found')
     // An answer every route gives the same is written once.
