@@ -22,6 +22,7 @@ import { loadConfig } from '../src/config'
 import { createServices } from '../src/modules/services'
 import { openEmbedded } from '../src/runtime/bun/sqlite'
 import { openStorage } from '../src/storage'
+import type { SessionRow } from '../src/storage/storage'
 import { mintSession } from '../src/domain/session-token'
 import { searchPlans } from '../src/modules/plans/service'
 import { issuePolicy } from '../src/modules/policies/issue'
@@ -78,7 +79,7 @@ export async function seed(path: string, count: number, onProgress?: (done: numb
     now += 1 // distinct times, as real traffic would have
     const network = `n:10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`
     const minted = mintSession(now, config.sessionTtlSeconds)
-    const { session } = (await storage.admit({ tokenHash: null, network, now, create: () => minted })) as { session: { id: number; ref: string } }
+    const { session } = (await storage.admit({ tokenHash: null, network, now, create: () => minted })) as { session: SessionRow }
     const caller = { session, sessionToken: minted.token, requestId: `req_seed${index}`, idempotencyKey: null, outcome: null }
     const search = await searchPlans(services, caller, { trip, travellers, currency: 'EUR' })
     await storage.admit({ tokenHash: minted.tokenHash, network, now, create: null })

@@ -19,6 +19,7 @@ import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import type { Services } from './modules/services'
 import { sessionRoutes } from './modules/session'
+import { testHelperRoutes } from './modules/test-helpers'
 import { sessionAdmission } from './http/steps/admission'
 import { version } from '../package.json'
 
@@ -75,6 +76,7 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
       .use(planRoutes(admission, services))
       .use(policyRoutes(admission, services))
       .use(eventRoutes(admission, services))
+      .use(testHelperRoutes(admission, services))
   )
 }
 

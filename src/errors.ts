@@ -67,6 +67,8 @@ export const ERRORS = {
       sameDestination: 'The destination is already that country.',
       samePartnerReference: 'The partner reference is already that value.',
       notCovered: 'The plan does not cover the corrected trip.',
+      coverEnded: "The policy's cover has ended (on the session's clock): its trip can no longer be corrected.",
+      endBeforeToday: "Cover cannot end before today (on the session's clock).",
     },
   },
   policy_cancelled: { status: 409, message: 'This policy is cancelled: it can no longer be modified or cancelled.' },
@@ -76,6 +78,27 @@ export const ERRORS = {
     status: 409,
     message: ({ amount, currency }: { amount: string; currency: string }) =>
       `The premium at bind is ${amount} ${currency}, not the one expected; nothing was issued. Issue again with "expected_premium": ${amount} to accept it.`,
+  },
+  clock_backwards: {
+    status: 409,
+    message: ({ now }: { now: string }) => `The session clock only moves forward; it is at ${now}. Ask for a later date or instant.`,
+  },
+  clock_too_far: {
+    status: 422,
+    message: ({ maxDays }: { maxDays: number }) => `The session clock may run at most ${maxDays} days ahead of real time.`,
+  },
+  insurer_side_unavailable: {
+    status: 409,
+    message: 'The test insurer issued this policy: its own changes cannot be triggered from the sandbox. The insurer test helpers work on simulation policies.',
+  },
+  clock_not_movable: {
+    status: 409,
+    messages: {
+      insurerPolicies:
+        'This session holds policies from the test insurer, whose clock cannot be moved: advance the clock in a session with simulation policies only (or before issuing through the insurer).',
+      insurerPlan:
+        "This plan came from the test insurer before the session's clock moved, and the insurer's clock cannot be moved: search again (a session whose clock moved is quoted by simulation).",
+    },
   },
   event_not_found: { status: 404, message: 'No event with this id exists in this session.' },
   webhook_not_registered: { status: 409, message: 'Register a webhook endpoint first (POST /api/sandbox/webhook).' },

@@ -7,7 +7,7 @@ set -euo pipefail
 SANDBOX=${SANDBOX:-http://localhost:3000}
 day() { node -p "new Date(Date.now() + $1 * 864e5).toISOString().slice(0, 10)"; }
 field() { node -pe "JSON.parse(require('fs').readFileSync(0, 'utf8')).$1"; }
-TRIP="{\"origin_country\":\"IN\",\"destination_country\":\"FR\",\"start_date\":\"$(day 30)\",\"end_date\":\"$(day 40)\"}"
+TRIP="{\"origin_country\":\"IN\",\"destination_country\":\"FR\",\"start_date\":\"$(day 5)\",\"end_date\":\"$(day 15)\"}"
 
 # 1. Open a fresh session; the cookie jar carries its cookie (sbx_session, HttpOnly) to later calls.
 curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/session"; echo
@@ -28,7 +28,7 @@ echo "policy_ref: $POLICY_REF"
 # 4. Apply a correction scenario: extend the trip by five days.
 curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/policy/$POLICY_REF/modify" \
   -H 'Content-Type: application/json' \
-  -d "{\"scenario\":\"extend_end_date\",\"new_end_date\":\"$(day 45)\"}"; echo
+  -d "{\"scenario\":\"extend_end_date\",\"new_end_date\":\"$(day 20)\"}"; echo
 
 # 5. Read the policy back: as it stands, with every endorsement (old and new value, premium change).
 curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/policy/$POLICY_REF/read"; echo
@@ -39,8 +39,12 @@ echo "certificate: $(wc -c < certificate.pdf) bytes"
 
 # 7. Rehearse a failure your integration must survive: the insurer is down (503, Retry-After).
 curl -s -i -c jar -b jar -X POST "$SANDBOX/api/sandbox/policy/$POLICY_REF/modify" -H 'Sandbox-Outcome: upstream_unavailable' \
-  -H 'Content-Type: application/json' -d "{\"scenario\":\"extend_end_date\",\"new_end_date\":\"$(day 46)\"}"; echo
+  -H 'Content-Type: application/json' -d "{\"scenario\":\"extend_end_date\",\"new_end_date\":\"$(day 21)\"}"; echo
 
-# 8. Cancel it: first the refund it would get (nothing changes), then for real.
+# 8. Rehearse the trip itself: move this session's clock 10 days on, into the trip (a test helper; the
+#    session's expiry and fair use stay on real time). Cover starts on the way: policy.started.
+curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/test_helpers/clock/advance" -H 'Content-Type: application/json' -d '{"days":10}'; echo
+
+# 9. Cancel it: first the refund it would get (pro rata now; nothing changes), then for real.
 curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/policy/$POLICY_REF/cancel" -H 'Content-Type: application/json' -d '{"preview":true}'; echo
 curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/policy/$POLICY_REF/cancel" -H 'Idempotency-Key: cancel-1234'; echo

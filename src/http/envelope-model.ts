@@ -27,6 +27,16 @@ const Timestamp = t.String({ format: 'date-time', description: 'ISO 8601 UTC tim
 
 // TypeBox's own Integer: Elysia's t.Integer also accepts integer-shaped strings, and the document
 // would say `string | integer`.
+/** A session's business clock (domain/session-clock.ts), as answers show it. */
+export const ClockModel = t.Object(
+  {
+    now: t.String({ format: 'date-time', description: "The session's business time: what its trips, refunds, cover and answers' times follow." }),
+    today: t.String({ format: 'date', description: "Today on the session's clock (UTC)." }),
+    offset_seconds: Type.Integer({ minimum: 0, description: 'How far it runs ahead of real time.' }),
+  },
+  { description: "A session's clock: real time until advanced (test helpers), then ahead of it; it never moves back." },
+)
+
 export const MetaModel = t.Object({
   sandbox: t.Literal(true),
   session_expires_at: t.Union([Timestamp, t.Null()], { description: "Expiry of the caller's session; null when the answer belongs to no session." }),
@@ -35,6 +45,12 @@ export const MetaModel = t.Object({
     remaining: Type.Integer({ description: 'Requests left: the smaller of the session and network counters.' }),
     reset_at: t.String({ format: 'date-time', description: 'When `remaining` next grows.' }),
   }),
+  session_clock: t.Optional(
+    t.Object(ClockModel.properties, {
+      description:
+        "Present once the session's clock was advanced: its business time. `session_expires_at`, `rate_limit` and webhook retries stay on real time.",
+    }),
+  ),
 })
 
 const RequestId = t.String({ pattern: '^req_[0-9a-f]+$', description: 'Also sent as the X-Request-Id header.' })

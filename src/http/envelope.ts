@@ -3,6 +3,7 @@
  */
 import type { RateStatus } from '../domain/rate-window'
 import { isoTimestamp } from '../domain/dates'
+import { clockView } from '../domain/session-clock'
 import type { ApiError } from '../errors'
 import type { FailureModel, MetaModel } from './envelope-model'
 import type { RequestState } from './request-state'
@@ -15,10 +16,13 @@ export interface Success<T> extends Omit<Failure, 'ok' | 'error'> {
 }
 
 function meta(state: RequestState, rate: RateStatus): Meta {
+  const offset = state.session?.clockOffsetMs ?? 0
   return {
     sandbox: true,
     session_expires_at: state.session ? isoTimestamp(state.session.expiresAt) : null,
     rate_limit: { limit: rate.limit, remaining: rate.remaining, reset_at: isoTimestamp(rate.resetAt) },
+    // Read at answer time: an advance answers with the clock it set.
+    ...(offset > 0 && { session_clock: clockView(state.admittedAt, offset) }),
   }
 }
 

@@ -25,7 +25,7 @@ const ANYWHERE = ['rate_limited', 'storage_unavailable', 'internal_error'] as co
  * Each endpoint and the failures it can really answer. Explicit session creation ignores the
  * cookie, so it never answers `session_expired`; a search falls back to the catalogue when the
  * insurer is down, so only issue, modify and cancel answer `upstream_unavailable`; read-back, the
- * certificate and events never call the insurer.
+ * certificate, events and the test helpers never call the insurer.
  */
 export const FORCED_OUTCOMES_AT = {
   [PATHS.session]: ANYWHERE,
@@ -39,6 +39,10 @@ export const FORCED_OUTCOMES_AT = {
   [PATHS.resend]: [...ANYWHERE, 'session_expired'],
   [PATHS.webhook]: [...ANYWHERE, 'session_expired'],
   [PATHS.webhookTest]: [...ANYWHERE, 'session_expired'],
+  [PATHS.clock]: [...ANYWHERE, 'session_expired'],
+  [PATHS.advanceClock]: [...ANYWHERE, 'session_expired'],
+  [PATHS.insurerCancel]: [...ANYWHERE, 'session_expired'],
+  [PATHS.reissueCertificate]: [...ANYWHERE, 'session_expired'],
 } as const satisfies Record<string, readonly (ForcedOutcome | BusinessOutcome)[]>
 
 export type Route = keyof typeof FORCED_OUTCOMES_AT

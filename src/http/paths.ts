@@ -13,6 +13,10 @@ export const PATHS = {
   resend: '/api/sandbox/events/:event_id/resend',
   webhook: '/api/sandbox/webhook',
   webhookTest: '/api/sandbox/webhook/test',
+  clock: '/api/sandbox/test_helpers/clock',
+  advanceClock: '/api/sandbox/test_helpers/clock/advance',
+  insurerCancel: '/api/sandbox/test_helpers/policy/:policy_ref/insurer_cancel',
+  reissueCertificate: '/api/sandbox/test_helpers/policy/:policy_ref/reissue_certificate',
 } as const
 
 /** The documentation: the OpenAPI document and the docs page for people (with its two assets). */
@@ -21,8 +25,9 @@ export const SPEC_PATH = '/api/sandbox/openapi.json'
 /** The front doors, which point to the documentation. */
 export const INDEX_PATHS = ['/', '/api/sandbox'] as const
 
-/** A path under one policy: modify, cancel, read-back, the certificate. */
-const POLICY_PATH = /^\/api\/sandbox\/policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)$/
+/** A path under one policy: modify, cancel, read-back, the certificate, and the insurer's side (test helpers). */
+const POLICY_PATH =
+  /^\/api\/sandbox\/(?:policy\/[^/]+\/(?:modify|cancel|read|documents\/policy_certificate)|test_helpers\/policy\/[^/]+\/(?:insurer_cancel|reissue_certificate))$/
 /** Every sandbox call's path, whatever its references hold. */
 const CALL_PATHS = [
   /^\/api\/sandbox\/session$/,
@@ -30,6 +35,7 @@ const CALL_PATHS = [
   /^\/api\/sandbox\/policy\/new$/,
   POLICY_PATH,
   /^\/api\/sandbox\/(?:events|webhook|webhook\/test|events\/[^/]+\/resend)$/,
+  /^\/api\/sandbox\/test_helpers\/clock(?:\/advance)?$/,
 ]
 const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 

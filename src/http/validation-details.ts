@@ -16,7 +16,7 @@ interface SchemaError {
      * which needs every member to be a named schema.)
      */
     'x-discriminator'?: string
-    anyOf?: { properties?: Record<string, { const?: unknown }> }[]
+    anyOf?: { properties?: Record<string, { const?: unknown }>; required?: string[] }[]
   }
   /** The value at `path`: read only to pick a union's member, never reported. */
   value?: unknown
@@ -88,12 +88,26 @@ function discriminatedDetails(error: SchemaError, key: string): ErrorDetail[] {
   })
 }
 
+/**
+ * A value that matches no member of a union of objects told apart by their fields (the clock's
+ * advance: `{"days"}` or `{"to"}`): the problems of the one member whose required fields it has
+ * (`days` "must be a whole number from 1 to 730"); none or several such members, the union's own issue.
+ */
+function memberDetails(error: SchemaError): ErrorDetail[] {
+  const members = error.schema.anyOf ?? []
+  const value = error.value
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !error.errors) return [detailOf(error)]
+  const fitting = members.flatMap((member, index) => (member.required?.length && member.required.every((name) => name in value) ? [index] : []))
+  if (fitting.length !== 1) return [detailOf(error)]
+  return [...error.errors[fitting[0]!]!].map((inner) => detailOf(inner))
+}
+
 /** One detail per field, the first problem found for it (a missing field is only "required"). */
 export function detailsFromSchemaErrors(errors: SchemaError[]): ErrorDetail[] {
   const byField = new Map<string, string>()
   for (const error of errors) {
     const key = error.type === ValueErrorType.Union ? error.schema['x-discriminator'] : undefined
-    const details = key && error.errors ? discriminatedDetails(error, key) : [detailOf(error)]
+    const details = key && error.errors ? discriminatedDetails(error, key) : error.type === ValueErrorType.Union ? memberDetails(error) : [detailOf(error)]
     for (const { field, issue } of details) if (!byField.has(field)) byField.set(field, issue)
   }
   return [...byField].map(([field, issue]) => ({ field, issue }))

@@ -7,6 +7,7 @@ import { isIP } from 'node:net'
 import { dirname, resolve } from 'node:path'
 import { createApp, type RuntimeDescription } from '../app'
 import { startDeliveries } from '../modules/events/delivery'
+import { startCoverage } from '../modules/policies/coverage'
 import { createLog } from '../log'
 import { ConfigError, FLAGS, loadConfig, settingsHelp, withFlags, type Config } from '../config'
 import { FileInUse, describeStorage, openStorage, type OpenEmbedded, type Storage } from '../storage'
@@ -183,12 +184,15 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
 
   // Webhook deliveries: rows polled by every process; each attempt is claimed by one of them.
   const deliveries = startDeliveries({ ...services, log: (fields) => logError(fields) })
+  // Cover events as wall time brings them due: polled by every process; each policy claimed by one.
+  const coverage = startCoverage(services, (fields) => logError(fields as Parameters<typeof logError>[0]))
 
   let stopping = false
   const shutdown = async (signal: string) => {
     if (stopping) return
     stopping = true
     clearInterval(sweepTimer)
+    await coverage.stop()
     // Calls out finish and their outcomes are recorded; what is still due waits in the database.
     const deliveriesStopped = deliveries.stop()
     // In-flight requests finish; a client stuck sending its request does not hold the shutdown past

@@ -87,3 +87,20 @@ export const EVENTS = (t: ColumnTypes) => `
     PRIMARY KEY (event_id, attempt)
   )${t.keyed};
   `
+
+/**
+ * A clock per session (its business time runs `clock_offset_ms` ahead of wall time; it only moves
+ * forward), and what a policy's cover over time needs: the cover events recorded so far (0 none,
+ * 1 `policy.started`, 2 `policy.ended` too), when the next is due in wall time (null: none is),
+ * the certificate's version (an insurer reissue adds one) and who cancelled. Policies issued before
+ * it record no cover events (`coverage_recorded` 2): their sessions last an hour or so.
+ */
+export const SESSION_CLOCK = (t: ColumnTypes) => `
+  ALTER TABLE sessions ADD COLUMN clock_offset_ms ${t.bigint} NOT NULL DEFAULT 0;
+  ALTER TABLE policies ADD COLUMN coverage_recorded ${t.integer} NOT NULL DEFAULT 0;
+  ALTER TABLE policies ADD COLUMN coverage_due_at ${t.bigint};
+  ALTER TABLE policies ADD COLUMN document_version ${t.integer} NOT NULL DEFAULT 1;
+  ALTER TABLE policies ADD COLUMN cancelled_by ${t.text};
+  CREATE INDEX policies_coverage_due ON policies (coverage_due_at) WHERE coverage_due_at IS NOT NULL;
+  UPDATE policies SET coverage_recorded = 2;
+  `

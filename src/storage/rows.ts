@@ -71,6 +71,10 @@ export interface PolicyRow {
   document_ready_at: number
   cancelled_at: number | null
   refund_minor: number | null
+  cancelled_by: 'partner' | 'insurer' | null
+  document_version: number
+  coverage_recorded: number
+  coverage_due_at: number | null
 }
 
 export interface EndorsementRow {
@@ -99,7 +103,10 @@ export function policyFromRow(row: PolicyRow): PolicyRecord {
     source: row.source,
     upstreamRef: row.upstream_ref,
     documentReadyAt: row.document_ready_at,
-    cancellation: row.cancelled_at === null ? null : { at: row.cancelled_at, refundMinor: row.refund_minor! },
+    cancellation: row.cancelled_at === null ? null : { at: row.cancelled_at, refundMinor: row.refund_minor!, by: row.cancelled_by ?? 'partner' },
+    documentVersion: row.document_version,
+    coverageRecorded: row.coverage_recorded as PolicyRecord['coverageRecorded'],
+    coverageDueAt: row.coverage_due_at,
   }
 }
 

@@ -13,6 +13,8 @@ export interface SessionRow {
   id: number
   ref: string
   expiresAt: number
+  /** How far the session's business clock runs ahead of wall time (domain/session-clock.ts); 0 until advanced. */
+  clockOffsetMs: number
 }
 
 export interface Quote<Plan = unknown> {
@@ -49,10 +51,18 @@ export interface PolicyRecord {
   documentReadyAt: number
   /** Set once the policy is cancelled. */
   cancellation: Cancellation | null
+  /** The certificate's version: 1, and one more for each reissue by the insurer. */
+  documentVersion: number
+  /** The cover events recorded: 0 none, 1 `policy.started`, 2 `policy.ended` too (domain/session-clock.ts). */
+  coverageRecorded: 0 | 1 | 2
+  /** When the next cover event falls due, in wall time; null when none will (both recorded, or cancelled). */
+  coverageDueAt: number | null
 }
 
 export interface Cancellation {
   at: number
+  /** Who cancelled: the partner (the cancel call) or the insurer (a test helper). */
+  by: 'partner' | 'insurer'
   /** The refund given, as the rules of policies/refund.ts (or the insurer) priced it at `at`. */
   refundMinor: number
 }
@@ -75,6 +85,14 @@ export interface SessionStore {
    * holds the session against the sweep until the transaction ends.
    */
   isLive(id: number, now: number): Promise<boolean>
+  /**
+   * The session's clock offset while it runs at `now` (null once it ended). Inside a transaction it
+   * also holds the session until it ends, so two advances take turns (PostgreSQL: FOR NO KEY
+   * UPDATE, which foreign keys' checks do not wait for; the cover poll skips the session meanwhile).
+   */
+  clockOffset(id: number, now: number): Promise<number | null>
+  /** Sets the session's clock offset (it only grows: the caller checks). */
+  setClockOffset(id: number, offsetMs: number): Promise<void>
 }
 
 export interface QuoteStore {
@@ -98,8 +116,18 @@ export interface PolicyStore {
    */
   endorse(policy: PolicyRecord, endorsement: EndorsementRecord, sequence: number): Promise<void>
   endorsements(policyId: number): Promise<EndorsementRecord[]>
-  /** Saves the policy's cancellation (its status, `cancellation` and `updatedAt`). */
+  /** Saves the policy's cancellation (its status, `cancellation` and `updatedAt`; no cover event is due any more). */
   cancel(policy: PolicyRecord): Promise<void>
+  /** Saves what changes without an endorsement: its certificate (`documentVersion`, `documentReadyAt`), its cover events, `updatedAt`. */
+  update(policy: PolicyRecord): Promise<void>
+  /** The session's policies, oldest first; inside a transaction, held until it ends (a cover event is recorded once). */
+  ofSession(sessionId: number): Promise<PolicyRecord[]>
+  /**
+   * Up to `limit` policies of live sessions whose next cover event is due by wall time `now`, with
+   * their session; inside a transaction each is held (PostgreSQL: skipped by another instance's
+   * claim) until it ends, so each event is recorded once.
+   */
+  coverageDue(now: number, limit: number): Promise<{ policy: PolicyRecord; session: SessionRow }[]>
 }
 
 export interface IdempotencyStore {
@@ -113,12 +141,14 @@ export interface NewEvent {
   ref: string
   sessionId: number
   type: string
-  /** When it happens: listed and delivered from then on (later than its change for a pending certificate's `document.ready`). */
+  /** When it happens on the session's clock: listed from then on (later than its change for a pending certificate's `document.ready`). */
   at: number
+  /** When its delivery is due, in wall time: the same moment on the real clock. */
+  deliverAt: number
   body: string
 }
 
-export interface EventRecord extends NewEvent {
+export interface EventRecord extends Omit<NewEvent, 'deliverAt'> {
   id: number
 }
 

@@ -24,7 +24,11 @@ export type Runner = <T>(call: () => T | Promise<T>) => Promise<T>
 /** Each method of each store called through `run`. */
 export function storesThrough({ sessions, quotes, policies, idempotency, events, webhooks }: StoreImplementations, run: Runner): Stores {
   return {
-    sessions: { isLive: (id, now) => run(() => sessions.isLive(id, now)) },
+    sessions: {
+      isLive: (id, now) => run(() => sessions.isLive(id, now)),
+      clockOffset: (id, now) => run(() => sessions.clockOffset(id, now)),
+      setClockOffset: (id, offsetMs) => run(() => sessions.setClockOffset(id, offsetMs)),
+    },
     quotes: {
       unsaved: (sessionId, given) => run(() => quotes.unsaved(sessionId, given)),
       record: (sessionId, given, now) => run(() => quotes.record(sessionId, given, now)),
@@ -36,6 +40,9 @@ export function storesThrough({ sessions, quotes, policies, idempotency, events,
       endorse: (policy, endorsement, sequence) => run(() => policies.endorse(policy, endorsement, sequence)),
       endorsements: (policyId) => run(() => policies.endorsements(policyId)),
       cancel: (policy) => run(() => policies.cancel(policy)),
+      update: (policy) => run(() => policies.update(policy)),
+      ofSession: (sessionId) => run(() => policies.ofSession(sessionId)),
+      coverageDue: (now, limit) => run(() => policies.coverageDue(now, limit)),
     },
     idempotency: {
       find: (sessionId, keyHash) => run(() => idempotency.find(sessionId, keyHash)),

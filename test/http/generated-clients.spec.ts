@@ -2,8 +2,8 @@
  * @module Generators that write a function per operation, named by its operationId, proven against
  * a real server: hey-api (@hey-api/openapi-ts, its fetch client) generates an SDK from the served
  * document, strict tsc passes on it and on a partner's program (test/openapi/hey-api/flow.ts), and
- * the program runs session, search, issue and cancel with no base URL of its own: the document's
- * `servers` is all that points the SDK at the server. openapi-typescript, Portman and Prism are in
+ * the program runs session, search, issue, an advance of the session's clock and cancel with no
+ * base URL of its own: the document's `servers` is all that points the SDK at the server. openapi-typescript, Portman and Prism are in
  * openapi-tools.spec.ts. Bun target only: the document is the same on every target.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
@@ -28,6 +28,10 @@ const OPERATIONS = [
   'sendTestEvent',
   'listEvents',
   'resendEvent',
+  'readClock',
+  'advanceClock',
+  'reissuePolicyCertificate',
+  'insurerCancelPolicy',
 ]
 
 test.beforeEach(({}, info) => test.skip(info.project.name !== 'bun', 'the document is the same on every target; these tools run once'))
@@ -62,7 +66,7 @@ test("hey-api: the SDK has a function per operationId, strict tsc (TypeScript 5 
     expect([...sdk.matchAll(/^export const (\w+) = /gm)].map((match) => match[1]).sort()).toEqual([...OPERATIONS].sort())
     // Named schemas become named types, and the base URL is the server the document came from.
     const types = readFileSync(join(dir, 'sdk', 'types.gen.ts'), 'utf8')
-    for (const name of ['Plan', 'Policy', 'IssuedPolicy', 'Trip', 'Cancellation', 'ErrorEnvelope'])
+    for (const name of ['Plan', 'Policy', 'IssuedPolicy', 'Trip', 'Cancellation', 'ErrorEnvelope', 'Clock', 'Advance', 'AdvanceRequest'])
       expect(types).toMatch(new RegExp(`^export type ${name} = \\{`, 'm'))
     expect(readFileSync(join(dir, 'sdk', 'client.gen.ts'), 'utf8')).toContain(`baseUrl: '${server.url}'`)
 
@@ -75,7 +79,7 @@ test("hey-api: the SDK has a function per operationId, strict tsc (TypeScript 5 
       session: expect.stringMatching(/^sbx_[0-9a-f]+$/),
       policy_ref: expect.stringMatching(/^pol_sbx_/),
       status: 'cancelled',
-      refund: 'full_before_start',
+      refund: 'pro_rata_unused_days',
     })
   } finally {
     rmSync(dir, { recursive: true, force: true })

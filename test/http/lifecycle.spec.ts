@@ -41,11 +41,17 @@ test.describe('POST /api/sandbox/policy/{policy_ref}/cancel', () => {
     expect((await expectOk(await request.post(API.read(policy.policy_ref)))).data.status).toBe('issued')
 
     const cancelled = (await expectOk(await request.post(API.cancel(policy.policy_ref)))).data
-    expect(cancelled).toEqual({ policy_ref: policy.policy_ref, status: 'cancelled', refund: preview.refund, cancelled_at: expect.any(String) })
+    expect(cancelled).toEqual({
+      policy_ref: policy.policy_ref,
+      status: 'cancelled',
+      refund: preview.refund,
+      cancelled_at: expect.any(String),
+      cancelled_by: 'partner',
+    })
     const read = (await expectOk(await request.post(API.read(policy.policy_ref)))).data
     expect(read.status).toBe('cancelled')
     expect(read.updated_at).toBe(cancelled.cancelled_at)
-    expect(read.cancellation).toEqual({ cancelled_at: cancelled.cancelled_at, refund: cancelled.refund })
+    expect(read.cancellation).toEqual({ cancelled_at: cancelled.cancelled_at, cancelled_by: 'partner', refund: cancelled.refund })
   })
 
   test('from the start date: the unused whole days pro rata, rounded down', async ({ request }) => {

@@ -17,6 +17,14 @@ const BIN = join(ROOT, 'node_modules', '.bin')
 const TMP = join(ROOT, '.tmp', 'openapi-tools')
 const SPEC = '/api/sandbox/openapi.json'
 
+/** The test helpers' paths (API in support/client.ts has the partner calls). */
+const HELPERS = {
+  clock: '/api/sandbox/test_helpers/clock',
+  advance: '/api/sandbox/test_helpers/clock/advance',
+  reissue: (policyRef: string) => `/api/sandbox/test_helpers/policy/${encodeURIComponent(policyRef)}/reissue_certificate`,
+  insurerCancel: (policyRef: string) => `/api/sandbox/test_helpers/policy/${encodeURIComponent(policyRef)}/insurer_cancel`,
+}
+
 test.beforeEach(({}, info) => test.skip(info.project.name !== 'bun', 'the document is the same on every target; these tools run once'))
 
 /** Runs a command to completion; its output is in the failure message when it fails. */
@@ -84,13 +92,14 @@ test('Postman collection: the Portman command docs/api.md shows converts the doc
       ],
       { cwd: dir, env: { npm_config_offline: 'true' } },
     )
-    // One folder per tag, in the document's order; the base URL is the document's servers.
+    // One folder per tag, in the order of the document's tags (the paths' order within each); the base URL is the document's servers.
     const collection = JSON.parse(readFileSync(join(dir, 'collection.json'), 'utf8'))
     expect(collection.item.map((folder: any) => [folder.name, folder.item.length])).toEqual([
       ['Session', 1],
       ['Plans', 1],
       ['Policies', 5],
       ['Events', 4],
+      ['Test helpers', 4],
     ])
     expect(collection.variable).toContainEqual(expect.objectContaining({ key: 'baseUrl', value: server.url }))
     const { run: newman } = JSON.parse(readFileSync(report, 'utf8'))
@@ -100,16 +109,20 @@ test('Postman collection: the Portman command docs/api.md shows converts the doc
       ['Search plans', 200],
       ['Issue a policy', 200],
       ['Modify a policy', 200],
-      ['Cancel a policy', 200],
       ['Read a policy', 200],
       ['Download the policy certificate', 200],
+      ['Cancel a policy', 200],
       ['Register the webhook endpoint', 200],
       ['Send a test event', 200],
       ['List events', 200],
       ['Resend an event', 200],
+      ["Read the session's clock", 200],
+      ["Advance the session's clock", 200],
+      ['The insurer reissues the certificate', 200],
+      ['The insurer cancels a policy', 200],
     ])
     const assertions = newman.executions.flatMap((execution: any) => execution.assertions ?? [])
-    expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(10) // every JSON answer
+    expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(14) // every JSON answer
     expect(assertions.filter((assertion: any) => assertion.error).map((assertion: any) => assertion.assertion)).toEqual([])
     expect(newman.stats.assertions.failed).toBe(0)
   } finally {
@@ -238,6 +251,24 @@ test('validating proxy: every operation, its success and its error statuses pass
     await call({ label: 'read, unknown policy', status: 404, code: 'policy_not_found' }, API.read('pol_sbx_0000'))
     await call({ label: 'certificate, unknown policy', status: 404, code: 'policy_not_found' }, API.certificate('pol_sbx_0000'))
 
+    // Test helpers: the clock into the trip (it starts in 10 days) and past its end (the corrections
+    // made it end 2 days later), its refusals, and the insurer's side; every answer carries meta.session_clock.
+    await call({ label: 'clock', status: 200 }, HELPERS.clock)
+    await call({ label: 'clock, {}', status: 200 }, HELPERS.clock, {})
+    await call({ label: 'advance, 12 days', status: 200 }, HELPERS.advance, { days: 12 })
+    await call({ label: 'cancel preview, in the trip', status: 200 }, API.cancel(ref), { preview: true })
+    await call({ label: 'advance, to a date', status: 200 }, HELPERS.advance, { to: addDays(trip.end_date, 3) })
+    await call({ label: 'advance, to an instant', status: 200 }, HELPERS.advance, { to: `${addDays(trip.end_date, 4)}T12:30:00Z` })
+    await call({ label: 'advance, backwards', status: 409, code: 'clock_backwards' }, HELPERS.advance, { to: trip.start_date })
+    await call({ label: 'advance, too far', status: 422, code: 'clock_too_far' }, HELPERS.advance, { days: 730 })
+    await call({ label: 'read, cover ended', status: 200 }, API.read(ref))
+    await call({ label: 'modify, cover ended', status: 422, code: 'scenario_not_applicable' }, API.modify(ref), scenarios[0])
+    await call({ label: 'reissue', status: 200 }, HELPERS.reissue(ref))
+    await call({ label: 'reissue, unknown policy', status: 404, code: 'policy_not_found' }, HELPERS.reissue('pol_sbx_0000'))
+    await call({ label: 'insurer cancel', status: 200 }, HELPERS.insurerCancel(ref))
+    await call({ label: 'insurer cancel, again', status: 409, code: 'policy_cancelled' }, HELPERS.insurerCancel(ref))
+    await call({ label: 'read, cancelled by the insurer', status: 200 }, API.read(ref))
+
     // Forced outcomes: the fault answers, each through the proxy on an endpoint where it can happen.
     const forced = (code: string) => ({ 'sandbox-outcome': code })
     await call({ label: 'forced upstream_unavailable', status: 503, code: 'upstream_unavailable' }, API.issue, issueBody, forced('upstream_unavailable'))
@@ -266,7 +297,11 @@ test('validating proxy: every operation, its success and its error statuses pass
   expect(problems).toEqual([])
 })
 
-/** The calls of the docs page's Try it out (Swagger UI's `<tag>-<operationId>`), in the order a partner makes them (the document's examples follow it). */
+/**
+ * The calls of the docs page's Try it out (Swagger UI's `<tag>-<operationId>`, a space in the tag an
+ * underscore), in the order a partner makes them (the document's examples follow it): the clock is
+ * advanced ten days, into the trip, before the cancel's preview, and the insurer cancels last.
+ */
 const TRY_IT_OUT = [
   { id: 'Session-createSession', path: API.session },
   { id: 'Plans-searchPlans', path: API.search },
@@ -274,12 +309,19 @@ const TRY_IT_OUT = [
   { id: 'Policies-modifyPolicy', path: API.modify },
   { id: 'Policies-readPolicy', path: API.read },
   { id: 'Policies-downloadPolicyCertificate', path: API.certificate },
+  { id: 'Test_helpers-readClock', path: HELPERS.clock },
+  { id: 'Test_helpers-advanceClock', path: HELPERS.advance },
   { id: 'Policies-cancelPolicy', path: API.cancel },
   { id: 'Events-registerWebhook', path: '/api/sandbox/webhook' },
   { id: 'Events-sendTestEvent', path: '/api/sandbox/webhook/test' },
   { id: 'Events-listEvents', path: '/api/sandbox/events' },
   { id: 'Events-resendEvent', path: (eventId: string) => `/api/sandbox/events/${eventId}/resend` },
+  { id: 'Test_helpers-reissuePolicyCertificate', path: HELPERS.reissue },
+  { id: 'Test_helpers-insurerCancelPolicy', path: HELPERS.insurerCancel },
 ] as const
+
+/** The event types, each a section of the page's webhooks. */
+const EVENT_TYPE_COUNT = 7
 
 test('real browser: the docs page renders offline, and Try it out runs the whole flow with its pre-filled bodies unchanged', async ({ privateServer }) => {
   // 66–70 s alone on a 2-core machine; over 120 s once, beside the other worker's tests.
@@ -309,8 +351,9 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
     // The front door sends a browser to the docs page.
     await page.goto(server.url)
     expect(new URL(page.url()).pathname).toBe('/api/sandbox/docs')
-    // Every operation, and the five event types of the webhooks section.
-    await expect(page.locator('.opblock')).toHaveCount(TRY_IT_OUT.length + 5)
+    // Every operation, and the event types of the webhooks section.
+    await expect(page.locator('.opblock')).toHaveCount(TRY_IT_OUT.length + EVENT_TYPE_COUNT)
+    await expect(page.getByText('The policy.started event')).toBeVisible()
     await expect(page.getByText('The policy.cancelled event')).toBeVisible()
     // Nothing to authorize: the session cookie is HttpOnly, and the browser sends it by itself.
     await expect(page.locator('.btn.authorize')).toHaveCount(0)
@@ -333,7 +376,8 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
       if (call.id === 'Events-listEvents') typed.event_id = answers[index]!.body.data.events[0].id
     }
 
-    const [opened, searched, issued, modified, read, certificate, cancelPreview, webhook, testEvent, events] = answers
+    const [opened, searched, issued, modified, read, certificate, clock, advanced, cancelPreview, webhook, testEvent, events, , reissued, insurerCancelled] =
+      answers
     expect(answers.map((answer) => [answer.path, answer.status])).toEqual(
       TRY_IT_OUT.map((call) => [
         typeof call.path === 'string' ? call.path : call.path(call.id === 'Events-resendEvent' ? typed.event_id! : typed.policy_ref!),
@@ -341,10 +385,12 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
       ]),
     )
     expect(webhook!.body.data.secret).toMatch(/^whsec_/)
+    // The advance passed the trip's start: policy.started is recorded then, dated at the start.
     expect(events!.body.data.events.map((event: { type: string }) => event.type)).toEqual([
       'policy.issued',
       'document.ready',
       'policy.endorsed',
+      'policy.started',
       'webhook.test',
     ])
     expect(events!.body.data.events.at(-1).id).toBe(testEvent!.body.data.id)
@@ -352,12 +398,31 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
     expect(JSON.parse(issued!.sent!).plan_id).toBe(searched!.body.data.plans[0].plan_id)
     expect(modified!.body.data).toMatchObject({ status: 'endorsed', endorsement: { sequence: 1, scenario: 'extend_end_date' } })
     expect(read!.body.data.endorsements).toHaveLength(1)
+    expect(read!.body.data.coverage).toBe('upcoming')
     expect(certificate!.body).toBe('application/pdf')
-    expect(cancelPreview!.body.data).toMatchObject({ preview: true, status: 'endorsed', refund: { rule: 'full_before_start' } })
+    // The clock: real time until advanced; ten days on, inside the trip, and said so in every later answer's meta.
+    expect(clock!.body.data.offset_seconds).toBe(0)
+    expect(clock!.body.meta.session_clock).toBeUndefined()
+    expect(JSON.parse(advanced!.sent!)).toEqual({ days: 10 })
+    expect(advanced!.body.data).toMatchObject({ offset_seconds: 864_000, recorded_events: [{ type: 'policy.started', policy_ref: typed.policy_ref }] })
+    expect(advanced!.body.data.today).toBe(addDays(clock!.body.data.today, 10))
+    expect(JSON.parse(issued!.sent!).trip.start_date <= advanced!.body.data.today).toBe(true)
+    for (const answer of answers.slice(answers.indexOf(advanced!)))
+      expect(answer.body.meta.session_clock, answer.path).toMatchObject({ offset_seconds: 864_000 })
+    expect(cancelPreview!.body.data).toMatchObject({ preview: true, status: 'endorsed', refund: { rule: 'pro_rata_unused_days' } })
+    // The insurer's side: the certificate's second version, then its cancellation with the whole premium back.
+    expect(reissued!.body.data.documents[0]).toMatchObject({ state: 'ready', version: 2 })
+    expect(insurerCancelled!.body.data).toMatchObject({
+      status: 'cancelled',
+      cancelled_by: 'insurer',
+      refund: { rule: 'full_insurer_cancellation', amount: reissued!.body.data.premium },
+    })
     await expect(page.locator(`#operations-${TRY_IT_OUT[5].id} .live-responses-table a[download]`)).toHaveText(/Download file/)
     // Every call after the first sent the cookie the first set: one session throughout.
     for (const answer of answers.slice(1)) expect(answer.cookie).toMatch(/sbx_session=/)
-    for (const answer of [searched, issued, modified, read]) expect(answer!.body.meta.session_expires_at).toBe(opened!.body.data.expires_at)
+    // Real time for the session's expiry, before and after the advance.
+    for (const answer of [searched, issued, modified, read, advanced, insurerCancelled])
+      expect(answer!.body.meta.session_expires_at).toBe(opened!.body.data.expires_at)
     expect(consoleErrors).toEqual([])
     expect(outside).toEqual([])
   } finally {
@@ -467,10 +532,13 @@ test('README walk-through with curl: the script the README shows runs as pasted'
     expect(output).toMatch(/^HTTP\/1\.1 503 /m)
     expect(output).toMatch(/^retry-after: \d+\r?$/im)
     expect(output).toContain('"code":"upstream_unavailable"')
+    // Ten days on, the trip (from day 5) has begun: its start is recorded, and the refund is pro rata.
+    expect(output).toMatch(/"offset_seconds":864000,"recorded_events":\[\{"event_id":"evt_[0-9a-f]+","type":"policy.started"/)
     expect(output).toMatch(
-      /"preview":true,"policy_ref":"pol_sbx_[0-9a-f]+","status":"endorsed","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"full_before_start"/,
+      /"preview":true,"policy_ref":"pol_sbx_[0-9a-f]+","status":"endorsed","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"pro_rata_unused_days","unused_days":10,"cover_days":16\}/,
     )
-    expect(output).toMatch(/"status":"cancelled","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"full_before_start".*"cancelled_at":"/)
+    expect(output).toMatch(/"status":"cancelled","refund":\{"amount":[\d.]+,"currency":"EUR","rule":"pro_rata_unused_days".*"cancelled_at":"/)
+    expect(output).toMatch(/"session_clock":\{"now":"[^"]+","today":"\d{4}-\d{2}-\d{2}","offset_seconds":864000\}/)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

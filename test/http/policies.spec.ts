@@ -24,7 +24,7 @@ test.describe('POST /api/sandbox/policy/new', () => {
     expect(policy.plan_id).toBe(plan.plan_id)
     expect(policy.travellers_count).toBe(2)
     // Ready at once: its ready_at is the issue time.
-    expect(policy.documents).toEqual([{ type: 'policy_certificate', state: 'ready', format: 'pdf', ready_at: policy.created_at }])
+    expect(policy.documents).toEqual([{ type: 'policy_certificate', state: 'ready', format: 'pdf', ready_at: policy.created_at, version: 1 }])
     expect(policy.traveller_identity).toMatch(/synthetic/i)
     expect(policy.traveller_identity).toMatch(/generated/i)
     expect(policy).not.toHaveProperty('partner_reference')

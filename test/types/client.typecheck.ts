@@ -42,25 +42,54 @@ export async function accepted() {
       headers: { 'sandbox-outcome': 'price_changed', 'sandbox-delay-ms': '2000' },
     },
   )
-  const businessCode: 'price_changed' | 'plan_mismatch' | 'idempotency_in_progress' | 'policy_cancelled' | 'document_not_ready' | undefined =
-    declined.error?.status === 409 ? declined.error.value.error.code : undefined
+  const businessCode:
+    | 'price_changed'
+    | 'plan_mismatch'
+    | 'idempotency_in_progress'
+    | 'policy_cancelled'
+    | 'document_not_ready'
+    | 'clock_not_movable'
+    | undefined = declined.error?.status === 409 ? declined.error.value.error.code : undefined
   const preview = await sandbox.api.sandbox
     .policy({ policy_ref: ref! })
     .modify.post({ scenario: 'correct_destination', destination_country: 'DE', preview: true })
   const previewed: true | undefined = preview.data?.data.preview
   const cancelled = await sandbox.api.sandbox.policy({ policy_ref: ref! }).cancel.post({ preview: true }, { headers: { 'idempotency-key': 'cancel-1' } })
-  const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | undefined = cancelled.data?.data.refund.rule
+  const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | 'full_insurer_cancellation' | undefined = cancelled.data?.data.refund.rule
   const cancelCode: 'policy_cancelled' | undefined = cancelled.error?.status === 409 ? cancelled.error.value.error.code : undefined
   const refundBack = (await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({})).data?.data.cancellation?.refund.amount
   // Events and the webhook endpoint: the secret comes once, deliveries are verified with it.
   const registered = await sandbox.api.sandbox.webhook.post({ url: 'http://localhost:4000/hooks' })
   const secret: string | undefined = registered.data?.data.secret
   const listed = await sandbox.api.sandbox.events.post({ limit: 10 })
-  const eventType: 'policy.issued' | 'policy.endorsed' | 'policy.cancelled' | 'document.ready' | 'webhook.test' | undefined = listed.data?.data.events[0]?.type
+  const eventType:
+    | 'policy.issued'
+    | 'policy.endorsed'
+    | 'policy.cancelled'
+    | 'policy.started'
+    | 'policy.ended'
+    | 'document.ready'
+    | 'webhook.test'
+    | undefined = listed.data?.data.events[0]?.type
   const attempts: number | undefined = listed.data?.data.events[0]?.delivery?.attempts.length
   const verified: boolean = verifyWebhook(secret!, 't=1,v1=00', '{}')
   const resent = await sandbox.api.sandbox.events({ event_id: 'evt_x' }).resend.post({})
   const resendCode: 'event_not_found' | undefined = resent.error?.status === 404 ? resent.error.value.error.code : undefined
+  // Test helpers: the session's clock, read and advanced (by days, or to a date or instant), and the insurer's side of a policy.
+  const clock = await sandbox.api.sandbox.test_helpers.clock.post({})
+  const today: string | undefined = clock.data?.data.today
+  const advanced = await sandbox.api.sandbox.test_helpers.clock.advance.post({ days: 10 })
+  const recorded: string | undefined = advanced.data?.data.recorded_events[0]?.event_id
+  const ahead: number | undefined = advanced.data?.meta.session_clock?.offset_seconds
+  const clockCode: 'clock_backwards' | 'clock_not_movable' | undefined = advanced.error?.status === 409 ? advanced.error.value.error.code : undefined
+  await sandbox.api.sandbox.test_helpers.clock.advance.post({ to: '2027-01-15' })
+  const coverage: 'upcoming' | 'active' | 'ended' | undefined = (await sandbox.api.sandbox.policy({ policy_ref: ref! }).read.post({})).data?.data.coverage
+  const reissued = await sandbox.api.sandbox.test_helpers.policy({ policy_ref: ref! }).reissue_certificate.post({})
+  const version: number | undefined = reissued.data?.data.documents[0]?.version
+  const byInsurer = await sandbox.api.sandbox.test_helpers.policy({ policy_ref: ref! }).insurer_cancel.post({})
+  const cancelledBy: 'partner' | 'insurer' | undefined = byInsurer.data?.data.cancelled_by
+  const insurerCode: 'policy_cancelled' | 'insurer_side_unavailable' | undefined =
+    byInsurer.error?.status === 409 ? byInsurer.error.value.error.code : undefined
   return {
     sequence,
     code,
@@ -78,6 +107,14 @@ export async function accepted() {
     attempts,
     verified,
     resendCode,
+    today,
+    recorded,
+    ahead,
+    clockCode,
+    coverage,
+    version,
+    cancelledBy,
+    insurerCode,
   }
 }
 
@@ -111,6 +148,12 @@ export async function refused() {
   await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).cancel.post({ reason: 'sick' })
   // @ts-expect-error a webhook endpoint is a URL or null
   await sandbox.api.sandbox.webhook.post({ url: 4000 })
+  // @ts-expect-error the clock moves by whole days (a number) or to a date or instant
+  await sandbox.api.sandbox.test_helpers.clock.advance.post({ days: '10' })
+  // @ts-expect-error the clock moves by days or to a date or instant, not by hours
+  await sandbox.api.sandbox.test_helpers.clock.advance.post({ hours: 5 })
+  // @ts-expect-error the test helpers never call the insurer: they cannot be forced to find it down
+  await sandbox.api.sandbox.test_helpers.clock.post({}, { headers: { 'sandbox-outcome': 'upstream_unavailable' } })
   // @ts-expect-error the certificate is bytes, not an envelope
   ;(await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).documents.policy_certificate.post({})).data?.data
 }

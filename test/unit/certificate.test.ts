@@ -16,6 +16,7 @@ function view(endorsements: number): PolicyView {
     policy_ref: 'pol_sbx_0123456789abcdef0123',
     svc_insurance_id: 'svc_sbx_0123456789abcdef0123',
     status: endorsements ? 'endorsed' : 'issued',
+    coverage: 'upcoming',
     plan_id: 'plan_intl_standard_0123456789ab',
     travellers_count: 2,
     travellers: [

@@ -64,11 +64,12 @@ describe('cancellation (fake clock)', () => {
       status: 'cancelled',
       refund: preview.body.data.refund,
       cancelled_at: new Date(sandbox.now()).toISOString(),
+      cancelled_by: 'partner',
     })
 
     const read = (await call(`policy/${ref}/read`)).body.data
     expect(read.status).toBe('cancelled')
-    expect(read.cancellation).toEqual({ cancelled_at: cancelled.body.data.cancelled_at, refund: cancelled.body.data.refund })
+    expect(read.cancellation).toEqual({ cancelled_at: cancelled.body.data.cancelled_at, cancelled_by: 'partner', refund: cancelled.body.data.refund })
     expect(read.updated_at).toBe(cancelled.body.data.cancelled_at)
   })
 

@@ -28,7 +28,7 @@ describe('the OpenAPI document', () => {
   test("every operation has a short camelCase operationId of its own and one of the document's tags", async () => {
     const document: any = await (await fetchDocument(sandbox.app)).json()
     const tags = document.tags.map((tag: { name: string }) => tag.name)
-    expect(tags).toEqual(['Session', 'Plans', 'Policies', 'Events'])
+    expect(tags).toEqual(['Session', 'Plans', 'Policies', 'Events', 'Test helpers'])
     const ids = Object.fromEntries(operations(document).map((operation: any) => [operation.path, [operation.operationId, ...operation.tags]]))
     expect(ids).toEqual({
       '/api/sandbox/session': ['createSession', 'Session'],
@@ -42,7 +42,29 @@ describe('the OpenAPI document', () => {
       '/api/sandbox/webhook/test': ['sendTestEvent', 'Events'],
       '/api/sandbox/events': ['listEvents', 'Events'],
       '/api/sandbox/events/{event_id}/resend': ['resendEvent', 'Events'],
+      '/api/sandbox/test_helpers/clock': ['readClock', 'Test helpers'],
+      '/api/sandbox/test_helpers/clock/advance': ['advanceClock', 'Test helpers'],
+      '/api/sandbox/test_helpers/policy/{policy_ref}/reissue_certificate': ['reissuePolicyCertificate', 'Test helpers'],
+      '/api/sandbox/test_helpers/policy/{policy_ref}/insurer_cancel': ['insurerCancelPolicy', 'Test helpers'],
     })
+    // The paths in the flow's order (its examples run in it): the clock advanced before the cancel's preview, the insurer's cancel last.
+    expect(Object.keys(document.paths)).toEqual([
+      '/api/sandbox/session',
+      '/api/sandbox/plans/search',
+      '/api/sandbox/policy/new',
+      '/api/sandbox/policy/{policy_ref}/modify',
+      '/api/sandbox/policy/{policy_ref}/read',
+      '/api/sandbox/policy/{policy_ref}/documents/policy_certificate',
+      '/api/sandbox/test_helpers/clock',
+      '/api/sandbox/test_helpers/clock/advance',
+      '/api/sandbox/policy/{policy_ref}/cancel',
+      '/api/sandbox/webhook',
+      '/api/sandbox/webhook/test',
+      '/api/sandbox/events',
+      '/api/sandbox/events/{event_id}/resend',
+      '/api/sandbox/test_helpers/policy/{policy_ref}/reissue_certificate',
+      '/api/sandbox/test_helpers/policy/{policy_ref}/insurer_cancel',
+    ])
     for (const [type, webhook] of Object.entries(document.webhooks) as [string, any][]) {
       expect(webhook.post.operationId).toMatch(/^[a-z][A-Za-z]+Event$/)
       expect(webhook.post.operationId.toLowerCase()).toBe(`${type.replace(/[._]/g, '')}event`)
@@ -52,11 +74,35 @@ describe('the OpenAPI document', () => {
   test('the shared shapes are named components, each referred to where it is used and written out nowhere else', async () => {
     const text = await (await fetchDocument(sandbox.app)).text()
     const document = JSON.parse(text)
-    const named = ['Plan', 'Policy', 'IssuedPolicy', 'Trip', 'Traveller', 'Refund', 'Endorsement', 'Event', 'Meta', 'Mode', 'ErrorDetail', 'ErrorEnvelope']
+    const named = [
+      'Plan',
+      'Policy',
+      'IssuedPolicy',
+      'Trip',
+      'Traveller',
+      'Refund',
+      'Endorsement',
+      'Event',
+      'Meta',
+      'Mode',
+      'ErrorDetail',
+      'ErrorEnvelope',
+      'Clock',
+      'AdvanceRequest',
+      'Advance',
+      'Coverage',
+      'CancelledBy',
+    ]
     for (const name of named) {
       expect(document.components.schemas[name], name).toBeDefined()
       expect(text, name).toContain(`"$ref":"#/components/schemas/${name}"`)
     }
+    // Request headers described the same on every operation that takes them, once.
+    for (const name of ['Sandbox-Delay-Ms', 'Idempotency-Key', 'Sandbox-Signature']) {
+      expect(document.components.parameters[name], name).toBeDefined()
+      expect(text, name).toContain(`"$ref":"#/components/parameters/${name}"`)
+    }
+    expect(text.match(/"name":"Sandbox-Delay-Ms"/g)).toHaveLength(1)
     // A property only these shapes have appears once, in its component.
     // The policy's four forms: issued, read back, in an event, in an event of format 1.
     expect(text.match(/"svc_insurance_id":\{/g)).toHaveLength(4)
@@ -69,12 +115,30 @@ describe('the OpenAPI document', () => {
     expect(text.length).toBeLessThan(150_000)
   })
 
+  test('the same document the next day, whatever the routes answered meanwhile (their compiled validators change nothing in it)', async () => {
+    const sandbox = await inProcessApp()
+    // Examples hold the day's dates: the rest is compared.
+    const shape = async () =>
+      JSON.stringify(JSON.parse(await (await fetchDocument(sandbox.app)).text(), (key, value) => (key === 'example' || key === 'examples' ? undefined : value)))
+    const first = await shape()
+    for (const path of ['session', 'plans/search', 'policy/new', 'events', 'test_helpers/clock', 'policy/pol_sbx_00/documents/policy_certificate'])
+      await sandbox.call(path, {})
+    sandbox.advance(86_400_000)
+    const next = await shape()
+    expect(next.length).toBe(first.length)
+    expect(next === first, "the next day's document differs").toBe(true)
+  })
+
   test('each error status lists only the codes it carries, and any other answer is the envelope with every code', async () => {
     const document: any = await (await fetchDocument(sandbox.app)).json()
     const issue = document.paths['/api/sandbox/policy/new'].post.responses
     expect(issue['404'].description).toBe('Error codes: `plan_not_found`.')
     expect(issue['404'].content['application/json'].schema.properties.error.properties.code).toEqual({ type: 'string', const: 'plan_not_found' })
-    expect(issue['409'].content['application/json'].schema.properties.error.properties.code.enum).toEqual(['plan_mismatch', 'price_changed'])
+    expect(issue['409'].content['application/json'].schema.properties.error.properties.code.enum).toEqual([
+      'plan_mismatch',
+      'price_changed',
+      'clock_not_movable',
+    ])
     expect(issue.default.content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope')
     expect(document.components.schemas.Error.properties.code.enum).toContain('plan_not_found')
     // An answer every route gives the same is written once.

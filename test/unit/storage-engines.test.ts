@@ -156,7 +156,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const engine = await freshEngine(name)
       const storage = await engine.open()
       const id = await admittedSession(storage, 'n:198.18.0.5')
-      const event = { ref: 'evt_sbx_together', sessionId: id, type: 'policy.issued', at: T0, body: '{}' }
+      const event = { ref: 'evt_sbx_together', sessionId: id, type: 'policy.issued', at: T0, deliverAt: T0, body: '{}' }
       // The second append repeats the first one's reference (unique): on PostgreSQL both are in flight at once.
       await expect(storage.transaction((stores) => Promise.all([stores.events.append(event), stores.events.append(event)]))).rejects.toThrow()
       expect(await engine.count('events')).toBe(0)
@@ -242,9 +242,9 @@ for (const name of ['sqlite', 'postgres'] as const) {
         for (const id of ids) await stores.webhooks.set(id, { url: `http://hooks.example/${id}`, secret: 'whsec_x' }, T0)
         // Session 0 has a backlog of 5, due first; sessions 1 and 2 one each, due later.
         for (let index = 0; index < 5; index++)
-          await stores.events.append({ ref: `evt_s0_${index}`, sessionId: ids[0]!, type: 'webhook.test', at: T0 + index, body: '{}' })
-        await stores.events.append({ ref: 'evt_s1', sessionId: ids[1]!, type: 'webhook.test', at: T0 + 10, body: '{}' })
-        await stores.events.append({ ref: 'evt_s2', sessionId: ids[2]!, type: 'webhook.test', at: T0 + 11, body: '{}' })
+          await stores.events.append({ ref: `evt_s0_${index}`, sessionId: ids[0]!, type: 'webhook.test', at: T0 + index, deliverAt: T0 + index, body: '{}' })
+        await stores.events.append({ ref: 'evt_s1', sessionId: ids[1]!, type: 'webhook.test', at: T0 + 10, deliverAt: T0 + 10, body: '{}' })
+        await stores.events.append({ ref: 'evt_s2', sessionId: ids[2]!, type: 'webhook.test', at: T0 + 11, deliverAt: T0 + 11, body: '{}' })
       })
       const now = T0 + 1_000
       // In no particular order: PostgreSQL's UPDATE … RETURNING keeps none.
@@ -285,6 +285,9 @@ for (const name of ['sqlite', 'postgres'] as const) {
           upstreamRef: null,
           documentReadyAt: T0,
           cancellation: null,
+          documentVersion: 1,
+          coverageRecorded: 0 as const,
+          coverageDueAt: null,
         }),
       )
       const sequences = await Promise.all(

@@ -239,6 +239,9 @@ describe('sweep', () => {
       upstreamRef: null,
       documentReadyAt: T0,
       cancellation: null,
+      documentVersion: 1,
+      coverageRecorded: 0 as const,
+      coverageDueAt: null,
     })
     policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 }, 1)
     idempotencyStore(file.db).save(session.id, 'key', 'print', { ok: true }, T0)
@@ -264,7 +267,7 @@ describe('sweep', () => {
     expect(first.sessionsPurged).toBe(1)
     expect(owned(expired.id)).toEqual(NONE)
     expect(count('endorsements')).toBe(endorsementsBefore - 1)
-    expect(sessionStore(file.db).read('hash-old', T0)).toEqual({ id: expired.id, ref: 'old', expiresAt: T0 })
+    expect(sessionStore(file.db).read('hash-old', T0)).toEqual({ id: expired.id, ref: 'old', expiresAt: T0, clockOffsetMs: 0 })
     expect(owned(live.id)).toEqual(FULL)
 
     // Still there one millisecond before the 24 hours are up.
@@ -283,7 +286,7 @@ describe('sweep', () => {
     const result = await sweeper(file.db, WINDOW_MS).sweep(T0)
     expect(result).toEqual({ sessionsPurged: 0, sessionsForgotten: 0, rateHitsDeleted: 0 })
     expect(owned(live.id)).toEqual(FULL)
-    expect(sessionStore(file.db).read('hash-live', T0)).toEqual({ id: live.id, ref: 'live', expiresAt: T0 + 60_000 })
+    expect(sessionStore(file.db).read('hash-live', T0)).toEqual({ id: live.id, ref: 'live', expiresAt: T0 + 60_000, clockOffsetMs: 0 })
   })
 
   test('a purged session read by a request that read the clock before the sweep is not live, and not remembered as live', async () => {
@@ -291,7 +294,7 @@ describe('sweep', () => {
     await sweeper(file.db, WINDOW_MS).sweep(T0)
     const sessions = sessionStore(file.db)
     // The request read T0 - 1 (still running by its clock); the sweep purged the session meanwhile.
-    expect(sessions.read('hash-late', T0 - 1)).toEqual({ id: session.id, ref: 'late', expiresAt: T0 })
+    expect(sessions.read('hash-late', T0 - 1)).toEqual({ id: session.id, ref: 'late', expiresAt: T0, clockOffsetMs: 0 })
     expect(sessions.cached('hash-late')).toBeUndefined()
     expect(sessions.isLive(session.id, T0 - 1)).toBe(false)
   })

@@ -64,6 +64,9 @@ const policy = (sessionId: number, ref: string) => ({
   upstreamRef: null,
   documentReadyAt: T0,
   cancellation: null,
+  documentVersion: 1,
+  coverageRecorded: 0 as const,
+  coverageDueAt: null,
 })
 
 describe('transactions', () => {
@@ -105,6 +108,26 @@ describe('transactions', () => {
   })
 })
 
+describe("a session's clock", () => {
+  test('memory takes an offset only once the transaction that set it commits; one that rolls back leaves the clock as it was', async () => {
+    const store = await storage()
+    const opened = await store.openSession(newSession(0), T0)
+    const admitted = async () =>
+      (await store.admit({ tokenHash: 'hash0', network: 'n:1', now: T0 + 1, create: null })) as { session: { clockOffsetMs: number } }
+    await expect(
+      store.transaction(async ({ sessions }) => {
+        await sessions.setClockOffset(opened.id, 5_000)
+        throw new Error('refused after setting it')
+      }),
+    ).rejects.toThrow('refused after setting it')
+    expect(await store.sessions.clockOffset(opened.id, T0)).toBe(0)
+    expect((await admitted()).session.clockOffsetMs).toBe(0)
+    await store.transaction(({ sessions }) => sessions.setClockOffset(opened.id, 5_000))
+    expect((await admitted()).session.clockOffsetMs).toBe(5_000)
+    expect(file.db.prepare<{ offset: number }>('SELECT clock_offset_ms AS offset FROM sessions').get()!.offset).toBe(5_000)
+  })
+})
+
 describe('a transaction SQLite dropped', () => {
   /** The connection, whose policy inserts lose the whole transaction and fail, as SQLITE_FULL or SQLITE_IOERR may. */
   function droppingOnPolicyInsert(connection: SqliteConnection): SqliteConnection {
@@ -126,7 +149,7 @@ describe('a transaction SQLite dropped', () => {
     const store = await sqliteStorage(droppingOnPolicyInsert(file.db), { rateLimit: 1000, rateWindowMs: 600_000, maxMegabytes: 0, writeBehindMs: 0 })
     const opened = await store.openSession(newSession(0), T0)
     await store.flush()
-    const event = { ref: 'evt_after_the_failure', sessionId: opened.id, type: 'policy.issued', at: T0, body: '{}' }
+    const event = { ref: 'evt_after_the_failure', sessionId: opened.id, type: 'policy.issued', at: T0, deliverAt: T0, body: '{}' }
     const written = store.transaction(({ policies, events }) => Promise.all([policies.insert(policy(opened.id, 'pol_1')), events.append(event)]))
     await expect(written).rejects.toThrow()
     expect(committedCount('policies')).toBe(0)

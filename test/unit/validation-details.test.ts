@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { Value } from '@sinclair/typebox/value'
 import { SearchBody } from '../../src/modules/plans/model'
 import { ModifyBody } from '../../src/modules/policies/model'
+import { AdvanceBody } from '../../src/modules/test-helpers/model'
 import { detailsFromSchemaErrors, pointerToPath } from '../../src/http/validation-details'
 
 describe('pointerToPath', () => {
@@ -98,5 +99,24 @@ describe('detailsFromSchemaErrors on the modify body (a union discriminated by s
     const details = detailsFor({ scenario: 'correct_destination', destination_country: 'de-secret' })
     expect(details).toEqual([{ field: 'destination_country', issue: expect.stringMatching(/ISO 3166-1 alpha-2/) }])
     expect(detailsFor([1])).toEqual([{ field: '$', issue: 'must be an object' }])
+  })
+})
+
+describe("detailsFromSchemaErrors on the clock's advance (a union of objects told apart by their fields)", () => {
+  const detailsFor = (body: unknown) =>
+    detailsFromSchemaErrors([...Value.Errors(AdvanceBody, body)] as unknown as Parameters<typeof detailsFromSchemaErrors>[0])
+  const either = { field: '$', issue: 'must be {"days": n} or {"to": date or instant}' }
+
+  test("a body with one member's field has that member's problems, named", () => {
+    expect(detailsFor({ days: 0 })).toEqual([{ field: 'days', issue: 'must be a whole number of days, at least 1' }])
+    expect(detailsFor({ days: 1.5 })).toEqual([{ field: 'days', issue: 'must be a whole number of days, at least 1' }])
+    expect(detailsFor({ to: 'next tuesday' })).toEqual([{ field: 'to', issue: 'must be a date (YYYY-MM-DD) or an ISO 8601 instant' }])
+    expect(detailsFor({ days: 2, note: 'x' })).toEqual([{ field: 'note', issue: 'is not an accepted field' }])
+  })
+
+  test("neither member's field, or both: the union's own issue", () => {
+    expect(detailsFor({})).toEqual([either])
+    expect(detailsFor({ days: 2, to: '2027-01-15' })).toEqual([either])
+    expect(detailsFor([1])).toEqual([either])
   })
 })

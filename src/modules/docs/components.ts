@@ -4,9 +4,9 @@
  * the document is a fraction of its size. The generator of the routes (`@elysiajs/openapi`) writes
  * every schema out where it is used; this finds each named model among them by its shape.
  */
-import type { TSchema } from 'elysia'
+import { t, type TSchema } from 'elysia'
 import { unwrapSchema } from '@elysiajs/openapi/openapi'
-import { FailureModel, MetaModel, ModeModel } from '../../http/envelope-model'
+import { ClockModel, FailureModel, MetaModel, ModeModel } from '../../http/envelope-model'
 import { EventBody, EventsBody, EventsData, ListedEvent, ResendData, WebhookBody, WebhookData } from '../events/model'
 import { PlanModel, SearchBody, SearchData } from '../plans/model'
 import {
@@ -22,6 +22,7 @@ import {
   RefundModel,
 } from '../policies/model'
 import { SessionBody, SessionData } from '../session/model'
+import { AdvanceBody, RecordedEvents } from '../test-helpers/model'
 import { TravellerModel, TripModel } from '../trip/model'
 
 /** The named shapes; where one holds another, the holder comes first (it is matched whole). */
@@ -47,9 +48,15 @@ const NAMED: Record<string, TSchema> = {
   WebhookRequest: WebhookBody,
   Webhook: WebhookData,
   Resend: ResendData,
+  AdvanceRequest: AdvanceBody,
+  // As the advance's route writes its answer (test-helpers/index.ts): the clock it set and what it recorded.
+  Advance: t.Object({ ...ClockModel.properties, ...RecordedEvents }),
+  Clock: ClockModel,
   Plan: PlanModel,
   Endorsement: EndorsementModel,
   Refund: RefundModel,
+  Coverage: PolicyData.properties.coverage,
+  CancelledBy: CancelData.properties.cancelled_by,
   Trip: TripModel,
   Traveller: TravellerModel,
   Meta: MetaModel,
@@ -100,6 +107,35 @@ function referHeaders(paths: Json, headers: Record<string, Json>): void {
   }
 }
 
+/**
+ * Request headers that every operation taking them describes word for word (`Sandbox-Delay-Ms`,
+ * `Idempotency-Key`, a webhook's `Sandbox-Signature`), by name; `Sandbox-Outcome` lists each
+ * operation's own failures, and stays with each.
+ */
+function referParameters(sections: Json[], parameters: Record<string, Json>): void {
+  type Parameter = { in?: string; name?: string }
+  const operations = sections.flatMap((paths) =>
+    Object.values(paths as Record<string, Record<string, { parameters?: Json[] }>>).flatMap((path) => Object.values(path)),
+  )
+  const forms = new Map<string, Set<string>>()
+  const uses = new Map<string, number>()
+  for (const operation of operations) {
+    for (const parameter of (operation.parameters ?? []) as Parameter[]) {
+      if (parameter.in !== 'header' || !parameter.name) continue
+      forms.set(parameter.name, (forms.get(parameter.name) ?? new Set()).add(canonical(parameter)))
+      uses.set(parameter.name, (uses.get(parameter.name) ?? 0) + 1)
+    }
+  }
+  for (const operation of operations) {
+    operation.parameters = operation.parameters?.map((parameter) => {
+      const { in: place, name } = parameter as Parameter
+      if (place !== 'header' || !name || forms.get(name)!.size > 1 || uses.get(name)! < 2) return parameter
+      parameters[name] = parameter
+      return { $ref: `#/components/parameters/${name}` }
+    })
+  }
+}
+
 /** `rate_limited` → `RateLimited`; several codes are joined by `Or`. */
 const answerName = (codes: string[]) => codes.map((code) => code.replace(/(?:^|_)(\w)/g, (_match, letter: string) => letter.toUpperCase())).join('Or')
 
@@ -136,5 +172,7 @@ export function withComponents<Paths extends Json, Webhooks extends Json>(paths:
   referHeaders(referred.paths, headers)
   const responses: Record<string, Json> = {}
   referAnswers(referred.paths, responses)
-  return { ...referred, components: { schemas, responses, headers } }
+  const parameters: Record<string, Json> = {}
+  referParameters([referred.paths, referred.webhooks], parameters)
+  return { ...referred, components: { schemas, parameters, responses, headers } }
 }

@@ -13,8 +13,9 @@ import type { Mode } from '../../http/request-state'
 import { HEADER_DOCS } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
 import type { Services } from '../services'
-import { exampleEnvelope, exampleFlow, type ExampleFlow } from './examples'
+import { ADVANCE_DAYS, FLOW, exampleEnvelope, exampleFlow, type ExampleFlow, type FlowPath } from './examples'
 import { EVENT_TYPES } from '../../domain/events'
+import { MAX_CLOCK_AHEAD_DAYS } from '../../domain/session-clock'
 import { RETRY_SCHEDULE } from '../events/delivery'
 import { EventBody } from '../events/model'
 import { withComponents } from './components'
@@ -24,15 +25,18 @@ function description(config: Config): string {
   return `Test a travel-protection integration with no signup, no API key and no personal data.
 Open an anonymous session, search normalised plans for a trip and traveller ages, issue a sandbox
 policy against a returned plan, apply one of four correction scenarios to it, cancel it, and receive
-signed events about it. Every example in this document is a call that works as shown, in this order
-(type in the \`policy_ref\` that issue answers, and for a resend an \`event_id\` the events list answers; the webhook's
-example URL reaches no one: put your receiver's there).
+signed events about it. Every example in this document is a call that works as shown, in the
+document's order: session, search, issue, modify, read, certificate, then the session's clock read
+and advanced ${ADVANCE_DAYS} days into the trip (Test helpers), the cancel's preview (pro rata then), the webhook
+and events, and last the insurer's side (type in the \`policy_ref\` that issue answers, and for a
+resend an \`event_id\` the events list answers; the webhook's example URL reaches no one: put your
+receiver's there).
 
 The session is a cookie, \`sbx_session\` (HttpOnly): the first call without it opens a session and sets
 it; send it back on later calls (a browser, or any client with a cookie jar, does so by itself).
 
 Every answer is one envelope: \`ok\`, \`mode\`, \`request_id\`, \`data\` or \`error\`, and \`meta\`
-(session expiry and the fair-use allowance). Fair use: ${config.rateLimit} requests in any rolling
+(session expiry, the fair-use allowance, and the session's clock once advanced). Fair use: ${config.rateLimit} requests in any rolling
 ${spokenDuration(config.rateWindowSeconds)}, per session and per client network; the allowance is repeated in the IETF draft
 \`RateLimit\` and \`RateLimit-Policy\` headers, and a refused call carries \`Retry-After\`. A session
 lasts ${spokenDuration(config.sessionTtlSeconds)} from its creation; ask for a shorter one (\`lifetime_minutes\`) to test expiry.
@@ -42,6 +46,14 @@ To test how your integration handles failures it cannot cause on demand, send \`
 (listed per operation): the call fails exactly as that failure would, counts against the allowance,
 and changes nothing; on issue it also forces an insurer's decline, a price change at bind or a late
 certificate. \`Sandbox-Delay-Ms\` slows an answer, to test your time-outs.
+
+Test helpers (\`/api/sandbox/test_helpers/…\`, calls no production API has) rehearse what happens
+after the booking. Each session has a clock: real time until advanced, then ahead of it (at most
+${MAX_CLOCK_AHEAD_DAYS} days), never back. Trip dates, refunds, which corrections remain, cover (\`coverage\`, with the
+\`policy.started\` and \`policy.ended\` events), certificates and the times in answers and events follow
+it; the session's expiry, fair use and webhook retries stay on real time, and once it was advanced
+every answer's \`meta.session_clock\` says where it stands. The insurer's side of a simulation policy
+comes on demand: it cancels (the whole premium back) or reissues the certificate.
 
 Events (see Webhooks) are listed by \`POST /api/sandbox/events\` and POSTed to the endpoint a session
 registers, signed in \`Sandbox-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\`
@@ -101,41 +113,62 @@ function withJsonParser(app: AnyElysia): AnyElysia {
   return { getGlobalRoutes: () => routes, getGlobalDefinitions: () => source.getGlobalDefinitions() } as unknown as AnyElysia
 }
 
-/**
- * The flow's calls in the order a partner makes them (the position is the call's number), each with
- * the name a generated client gives its function and the resource it is listed under.
- */
-const OPERATIONS = [
-  [PATHS.session, 'createSession', 'Session'],
-  [PATHS.search, 'searchPlans', 'Plans'],
-  [PATHS.issue, 'issuePolicy', 'Policies'],
-  [PATHS.modify, 'modifyPolicy', 'Policies'],
-  [PATHS.read, 'readPolicy', 'Policies'],
-  [PATHS.certificate, 'downloadPolicyCertificate', 'Policies'],
-  [PATHS.cancel, 'cancelPolicy', 'Policies'],
-  [PATHS.webhook, 'registerWebhook', 'Events'],
-  [PATHS.webhookTest, 'sendTestEvent', 'Events'],
-  [PATHS.events, 'listEvents', 'Events'],
-  [PATHS.resend, 'resendEvent', 'Events'],
-] as const
-const FLOW = OPERATIONS.map(([path]) => path)
+/** Each call's name as a generated client gives its function, and the resource it is listed under. */
+const NAMES: Record<FlowPath, readonly [operationId: string, tag: string]> = {
+  [PATHS.session]: ['createSession', 'Session'],
+  [PATHS.search]: ['searchPlans', 'Plans'],
+  [PATHS.issue]: ['issuePolicy', 'Policies'],
+  [PATHS.modify]: ['modifyPolicy', 'Policies'],
+  [PATHS.read]: ['readPolicy', 'Policies'],
+  [PATHS.certificate]: ['downloadPolicyCertificate', 'Policies'],
+  [PATHS.clock]: ['readClock', 'Test helpers'],
+  [PATHS.advanceClock]: ['advanceClock', 'Test helpers'],
+  [PATHS.cancel]: ['cancelPolicy', 'Policies'],
+  [PATHS.webhook]: ['registerWebhook', 'Events'],
+  [PATHS.webhookTest]: ['sendTestEvent', 'Events'],
+  [PATHS.events]: ['listEvents', 'Events'],
+  [PATHS.resend]: ['resendEvent', 'Events'],
+  [PATHS.reissueCertificate]: ['reissuePolicyCertificate', 'Test helpers'],
+  [PATHS.insurerCancel]: ['insurerCancelPolicy', 'Test helpers'],
+}
+
+/** The flow's calls in the order a partner makes them (examples.ts: the position is the call's number). */
+const OPERATIONS = FLOW.map((path) => [path, ...NAMES[path]] as const)
 
 const TAGS = [
   { name: 'Session', description: 'The anonymous session: a cookie that every later call sends back.' },
   { name: 'Plans', description: "Plans for a trip and the travellers' ages." },
   { name: 'Policies', description: 'Issue a policy against a plan, correct it, read it back, download its certificate, cancel it.' },
   { name: 'Events', description: "What happened to the session's policies, listed and POSTed, signed, to its webhook endpoint." },
+  {
+    name: 'Test helpers',
+    description:
+      "Calls with no production counterpart (the `test_helpers` prefix says so): the session's clock, read and advanced, and the " +
+      "insurer's side of a policy on demand (it cancels, it reissues the certificate).",
+  },
 ]
 
 /** Calls whose body may be left out (an empty body is `{}`). */
-const OPTIONAL_BODY = new Set<string>([PATHS.session, PATHS.read, PATHS.certificate, PATHS.cancel, PATHS.webhookTest, PATHS.events, PATHS.resend])
+const OPTIONAL_BODY = new Set<string>([
+  PATHS.session,
+  PATHS.read,
+  PATHS.certificate,
+  PATHS.cancel,
+  PATHS.webhookTest,
+  PATHS.events,
+  PATHS.resend,
+  PATHS.clock,
+  PATHS.reissueCertificate,
+  PATHS.insurerCancel,
+])
 
 /** Adds the examples: the request of each call of the flow, and an envelope for each of its answers. */
-function addExamples(operation: Operation, path: (typeof FLOW)[number], flow: ExampleFlow, config: Config, mode: Mode) {
+function addExamples(operation: Operation, path: FlowPath, flow: ExampleFlow, config: Config, mode: Mode) {
   const call = FLOW.indexOf(path)
   const body = operation.requestBody!.content['application/json']!
   if (path === PATHS.modify) body.examples = flow.scenarios
   else if (path === PATHS.cancel) body.examples = flow.cancellations
+  else if (path === PATHS.advanceClock) body.examples = flow.advances
   else body.example = flow.requests[path]
   for (const [status, answer] of Object.entries(operation.responses)) {
     const json = answer.content?.['application/json']
@@ -151,13 +184,35 @@ function addExamples(operation: Operation, path: (typeof FLOW)[number], flow: Ex
 /** The first error code an answer's schema lists (its description names them in order). */
 const firstCode = (answer: Answer) => /`([a-z_]+)`/.exec(answer.description ?? '')?.[1] as ErrorCode
 
+/** A route's path as the document writes it: `/policy/{policy_ref}/read`. */
+const templated = (path: string) => path.replace(/:(\w+)/g, '{$1}')
+
+/**
+ * An answer's schema as the route declares it. Elysia compiles a route's answer validators on its
+ * first request and, doing so, sets `additionalProperties: false` on each answer's top-level schema,
+ * in place (elysia/dist/schema.mjs, getSchemaValidator); the routes declare none there. Without this,
+ * the document built after some calls (the next UTC day's, or any but the first app's in a process
+ * where the certificate's module-level answers were compiled) differed from the first, and no longer
+ * matched its components: 118 KB grew to 191 KB.
+ */
+function declared(operation: Operation): void {
+  for (const answer of Object.values(operation.responses)) {
+    const json = answer.content?.['application/json']
+    if (!json?.schema || !('additionalProperties' in json.schema)) continue
+    const { additionalProperties: _added, ...schema } = json.schema as Record<string, unknown>
+    json.schema = schema
+  }
+}
+
 /**
  * What the routes' schemas cannot say: optional bodies, the headers' proper names and rules, the
- * certificate's PDF, and the examples.
+ * certificate's PDF, and the examples; the paths in the flow's order, which tools that run every
+ * operation follow (the test helpers sit among the others: the clock is advanced before the cancel's
+ * preview, and the insurer cancels last).
  */
 function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleFlow, config: Config, mode: Mode) {
   for (const [path, operationId, tag] of OPERATIONS) {
-    const operation = paths[path.replace(/:(\w+)/g, '{$1}')]!.post!
+    const operation = paths[templated(path)]!.post!
     Object.assign(operation, { operationId, tags: [tag] })
     for (const parameter of operation.parameters ?? []) {
       const docs = HEADER_DOCS[parameter.name as keyof typeof HEADER_DOCS]
@@ -165,11 +220,13 @@ function refine(paths: Record<string, Record<string, Operation>>, flow: ExampleF
       Object.assign(parameter, { name: docs.name, description: docs.description, schema: { ...parameter.schema, ...docs.schema } })
     }
     if (OPTIONAL_BODY.has(path)) operation.requestBody!.required = false
+    declared(operation)
     addExamples(operation, path, flow, config, mode)
   }
-  paths[PATHS.certificate.replace(/:(\w+)/g, '{$1}')]!.post!.responses['200'] = PDF_ANSWER
-  for (const [path] of OPERATIONS) paths[path.replace(/:(\w+)/g, '{$1}')]!.post!.responses.default = ANY_ERROR
-  return paths
+  paths[templated(PATHS.certificate)]!.post!.responses['200'] = PDF_ANSWER
+  for (const [path] of OPERATIONS) paths[templated(path)]!.post!.responses.default = ANY_ERROR
+  const ordered = Object.fromEntries(OPERATIONS.map(([path]) => [templated(path), paths[templated(path)]!]))
+  return { ...ordered, ...paths }
 }
 
 /** What the sandbox POSTs to a session's webhook endpoint, one entry per event type (OpenAPI 3.1 `webhooks`). */

@@ -1,8 +1,10 @@
 /**
  * @module Examples for the OpenAPI document: one flow a partner can run exactly as shown (session,
- * search, issue, modify, read-back, certificate, a cancellation's preview) on dates relative to today, priced by the real
- * catalogue, so the issue example names a `plan_id` the search example really returns; and an
- * example of every answer, built by the functions that build the real ones.
+ * search, issue, modify, read-back, certificate, the session's clock read and advanced ten days into
+ * the trip, a cancellation's preview, pro rata then, the webhook and events, and the insurer's side)
+ * on dates relative to today, priced by the real catalogue, so the issue example names a `plan_id`
+ * the search example really returns; and an example of every answer, built by the functions that
+ * build the real ones.
  */
 import type { Config } from '../../config'
 import { fromDayNumber, isoTimestamp, todayDayNumber } from '../../domain/dates'
@@ -18,9 +20,41 @@ import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans
 import { issuedPayload, policyEventData, policyView, refundView } from '../policies/read'
 import { sessionPayload } from '../session/service'
 import { EVENT_TYPES, newEvent } from '../../domain/events'
+import { MAX_CLOCK_AHEAD_DAYS, clockView } from '../../domain/session-clock'
 import { TEST_MESSAGE } from '../events/service'
+import { refundOf } from '../policies/refund'
+import { cancellationPayload } from '../policies/cancel'
 
 const MINUTE_MS = 60_000
+const DAY_MS = 86_400_000
+
+/**
+ * The flow's calls in the order a partner makes them (the position is the call's number, and the
+ * minute after 09:00 UTC its example happens at): the session's clock is advanced before the
+ * cancellation's preview, so the preview shows a refund in the middle of the trip, and the insurer
+ * cancels last, once nothing else needs the policy live.
+ */
+export const FLOW = [
+  PATHS.session,
+  PATHS.search,
+  PATHS.issue,
+  PATHS.modify,
+  PATHS.read,
+  PATHS.certificate,
+  PATHS.clock,
+  PATHS.advanceClock,
+  PATHS.cancel,
+  PATHS.webhook,
+  PATHS.webhookTest,
+  PATHS.events,
+  PATHS.resend,
+  PATHS.reissueCertificate,
+  PATHS.insurerCancel,
+] as const
+export type FlowPath = (typeof FLOW)[number]
+
+/** How far the flow advances the session's clock: ten days, into the trip (which starts in five). */
+export const ADVANCE_DAYS = 10
 
 /**
  * Each error code's example: which of its messages, with what values (the words are the table's,
@@ -48,6 +82,10 @@ export const ERROR_EXAMPLES: { [Code in ErrorCode]: ErrorWording<Code> & { detai
   insurer_declined: {},
   event_not_found: {},
   webhook_not_registered: {},
+  clock_backwards: { values: { now: '2026-12-05T09:00:00.000Z' } },
+  clock_too_far: { values: { maxDays: MAX_CLOCK_AHEAD_DAYS } },
+  clock_not_movable: { variant: 'insurerPolicies' },
+  insurer_side_unavailable: {},
   price_changed: {
     values: { amount: '131.25', currency: 'EUR' },
     details: [{ field: 'expected_premium', issue: 'must be 131.25, the premium at bind, to accept it' }],
@@ -76,18 +114,26 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
   const { catalogue, config } = services
   const today = todayDayNumber(now)
   const day = (offset: number) => fromDayNumber(today + offset)
-  const at = (minutes: number) => today * 86_400_000 + 9 * 60 * MINUTE_MS + minutes * MINUTE_MS // 09:00 UTC, then a minute a call
+  // Each call at its minute after 09:00 UTC (real time), and the session's clock then: ahead from the advance on.
+  const call = (path: FlowPath) => FLOW.indexOf(path)
+  const advanceCall = call(PATHS.advanceClock)
+  const offsetAt = (number: number) => (number >= advanceCall ? ADVANCE_DAYS * DAY_MS : 0)
+  const wallAt = (number: number) => today * DAY_MS + 9 * 60 * MINUTE_MS + number * MINUTE_MS
+  const wall = (path: FlowPath) => wallAt(call(path))
+  const at = (path: FlowPath) => wall(path) + offsetAt(call(path))
 
-  const trip = { origin_country: 'IN', destination_country: 'FR', start_date: day(30), end_date: day(37) }
+  // Starts in five days, so that the clock advanced ten days is inside it (after the extension, 13 days long).
+  const trip = { origin_country: 'IN', destination_country: 'FR', start_date: day(5), end_date: day(12) }
   const travellers = [{ age: 34 }, { age: 8 }]
   const currency = 'EUR'
   const priced = priceCatalogue(catalogue, trip, agesKey(travellers), currency)
   const chosen = priced[0]!
   const issue = { plan_id: chosen.plan.plan_id, trip, travellers, partner_reference: 'BK-1234' }
-  const modify = { scenario: 'extend_end_date', new_end_date: day(42) } as const
+  const modify = { scenario: 'extend_end_date', new_end_date: day(17) } as const
   // A documentation address (TEST-NET-1, RFC 5737), which no one's service answers: the events of a
   // Try it out go nowhere until the partner types in their own receiver's URL.
   const webhookUrl = WEBHOOK_PLACEHOLDER
+  const advance = { days: ADVANCE_DAYS }
   const requests = {
     [PATHS.session]: { lifetime_minutes: 60 },
     [PATHS.search]: { trip, travellers, currency },
@@ -95,12 +141,16 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.modify]: modify,
     [PATHS.read]: {},
     [PATHS.certificate]: {},
+    [PATHS.clock]: {},
+    [PATHS.advanceClock]: advance,
     [PATHS.cancel]: { preview: true },
     [PATHS.webhook]: { url: webhookUrl },
     [PATHS.webhookTest]: {},
     [PATHS.events]: {},
     [PATHS.resend]: {},
-  }
+    [PATHS.reissueCertificate]: {},
+    [PATHS.insurerCancel]: {},
+  } satisfies Record<FlowPath, object>
   // The cancel body's named examples; the first, a preview, is the flow's (it leaves the policy as it is).
   const cancellations = {
     preview: { summary: 'The refund if cancelled now; nothing changes', value: { preview: true } },
@@ -109,13 +159,19 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
   // Each correction scenario, as the modify body's named examples; the first is the flow's.
   const scenarios = {
     extend_end_date: { summary: 'Extend the trip by five days', value: modify },
-    shorten_end_date: { summary: 'End the trip two days earlier', value: { scenario: 'shorten_end_date', new_end_date: day(35) } },
+    shorten_end_date: { summary: 'End the trip two days earlier', value: { scenario: 'shorten_end_date', new_end_date: day(10) } },
     correct_destination: { summary: 'Correct the destination', value: { scenario: 'correct_destination', destination_country: 'DE' } },
     correct_partner_reference: { summary: 'Correct the booking reference', value: { scenario: 'correct_partner_reference', partner_reference: 'BK-5678' } },
   }
+  // The advance body's named examples; the first, ten days on, is the flow's.
+  const advances = {
+    days: { summary: 'Ten days on: into the trip (a cancel is then pro rata)', value: advance },
+    to: { summary: "To a date: the day after the extended trip's end (a cancel then refunds nothing)", value: { to: day(18) } },
+  }
 
   const lifetime = Math.min(60 * 60, config.sessionTtlSeconds)
-  const session = { ref: ref('sbx_', '4f1c'), expiresAt: at(0) + lifetime * 1000 }
+  const session = { ref: ref('sbx_', '4f1c'), expiresAt: wall(PATHS.session) + lifetime * 1000 }
+  const exampleSession = { id: 1, ref: session.ref, clockOffsetMs: 0 }
   const issued: PolicyRecord = {
     id: 1,
     sessionId: 1,
@@ -129,12 +185,15 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     currency,
     travellers: travellers.map(({ age }, index) => ({ traveller_ref: ref('trv_sbx_', `${index}c5f`), age })),
     premiumMinor: chosen.premiumMinor,
-    createdAt: at(2),
-    updatedAt: at(2),
+    createdAt: at(PATHS.issue),
+    updatedAt: at(PATHS.issue),
     source: 'simulation',
     upstreamRef: null,
-    documentReadyAt: at(2),
+    documentReadyAt: at(PATHS.issue),
     cancellation: null,
+    documentVersion: 1,
+    coverageRecorded: 0,
+    coverageDueAt: null,
   }
   const extended = { ...trip, end_date: modify.new_end_date }
   const definition = catalogue.plans.find((plan) => plan.product === chosen.product)!
@@ -143,24 +202,40 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     scenario: modify.scenario,
     changes: { end_date: { from: trip.end_date, to: extended.end_date } },
     premiumChangeMinor: premiumMinor - issued.premiumMinor,
-    createdAt: at(3),
+    createdAt: at(PATHS.modify),
   }
-  const endorsed: PolicyRecord = { ...issued, status: 'endorsed', trip: extended, premiumMinor, updatedAt: at(3) }
-  // Events as the flow makes them: the issue's (before the webhook was registered), and the test event.
+  const endorsed: PolicyRecord = { ...issued, status: 'endorsed', trip: extended, premiumMinor, updatedAt: at(PATHS.modify) }
+  // Events as the flow makes them: the issue's (before the webhook was registered), the start of
+  // cover that the advance passed (its first instant, UTC), and the test event.
   const withRef = (event: ReturnType<typeof newEvent>, seed: string) => {
     const id = ref('evt_', seed)
     return { ...event, ref: id, body: event.body.replace(event.ref, id) }
   }
   const issuedEvent = withRef(
-    newEvent({ id: 1, ref: session.ref }, 'policy.issued', policyEventData(policyView(services, issued, [], at(2)), 'policy.issued'), at(2)),
+    newEvent(exampleSession, 'policy.issued', policyEventData(policyView(services, issued, [], at(PATHS.issue)), 'policy.issued'), at(PATHS.issue)),
     '0a1b',
   )
-  const testEvent = withRef(newEvent({ id: 1, ref: session.ref }, 'webhook.test', { message: TEST_MESSAGE }, at(8)), '6e2f')
+  const coverStarts = (today + 5) * DAY_MS
+  const startedEvent = withRef(
+    newEvent(exampleSession, 'policy.started', policyEventData(policyView(services, endorsed, [endorsement], coverStarts), 'policy.started'), coverStarts),
+    '3c4d',
+  )
+  const testEvent = withRef(newEvent(exampleSession, 'webhook.test', { message: TEST_MESSAGE }, at(PATHS.webhookTest)), '6e2f')
+  // The insurer's side: the certificate's second version, then its cancellation (the whole premium back).
+  const reissued: PolicyRecord = {
+    ...endorsed,
+    documentVersion: 2,
+    documentReadyAt: at(PATHS.reissueCertificate),
+    updatedAt: at(PATHS.reissueCertificate),
+  }
+  const cancellation = { at: at(PATHS.insurerCancel), refundMinor: reissued.premiumMinor, by: 'insurer' as const }
+  const cancelled: PolicyRecord = { ...reissued, status: 'cancelled', cancellation, updatedAt: cancellation.at }
   const amount = (minor: number) => toAmount(catalogue, minor, currency)
+  const previewAt = at(PATHS.cancel)
   const data = {
     [PATHS.session]: sessionPayload(session, config, lifetime),
     [PATHS.search]: { trip, travellers: travellers.length, currency, plans: priced.map(({ plan }) => plan) },
-    [PATHS.issue]: issuedPayload(services, issued, at(2)),
+    [PATHS.issue]: issuedPayload(services, issued, at(PATHS.issue)),
     [PATHS.modify]: {
       policy_ref: issued.ref,
       status: 'endorsed',
@@ -170,27 +245,54 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
       currency,
       endorsement: { sequence: 1, scenario: endorsement.scenario, created_at: isoTimestamp(endorsement.createdAt) },
     },
-    [PATHS.read]: policyView(services, endorsed, [endorsement], at(4)),
+    [PATHS.read]: policyView(services, endorsed, [endorsement], at(PATHS.read)),
+    [PATHS.clock]: clockView(wall(PATHS.clock), offsetAt(call(PATHS.clock))),
+    [PATHS.advanceClock]: {
+      ...clockView(wall(PATHS.advanceClock), offsetAt(advanceCall)),
+      recorded_events: [{ event_id: startedEvent.ref, type: 'policy.started' as const, policy_ref: issued.ref, created_at: isoTimestamp(coverStarts) }],
+    },
     [PATHS.cancel]: {
       preview: true,
       policy_ref: issued.ref,
       status: endorsed.status,
-      refund: refundView(services, endorsed, { at: at(6), refundMinor: endorsed.premiumMinor }),
+      refund: refundView(services, endorsed, {
+        at: previewAt,
+        refundMinor: refundOf(endorsed.trip, endorsed.premiumMinor, todayDayNumber(previewAt)).refundMinor,
+        by: 'partner',
+      }),
     },
     [PATHS.webhook]: { url: webhookUrl, secret: `whsec_${'3f9a0c7e'.repeat(6)}`, event_types: [...EVENT_TYPES] },
     [PATHS.webhookTest]: JSON.parse(testEvent.body),
     [PATHS.events]: {
-      events: [issuedEvent, testEvent].map((event, index) => ({
+      events: [issuedEvent, startedEvent, testEvent].map((event) => ({
         ...JSON.parse(event.body),
+        // Attempts are on real time: a delivery is due when its event happens on the session's clock, less the clock's offset.
         delivery:
-          index === 0 ? null : { state: 'delivered', attempts: [{ attempt: 1, at: isoTimestamp(at(8)), status: 200, error: null }], next_attempt_at: null },
+          event !== testEvent
+            ? null
+            : { state: 'delivered', attempts: [{ attempt: 1, at: isoTimestamp(wall(PATHS.webhookTest)), status: 200, error: null }], next_attempt_at: null },
       })),
       next_cursor: testEvent.ref,
       has_more: false,
     },
-    [PATHS.resend]: { event_id: testEvent.ref, next_attempt_at: isoTimestamp(at(10)) },
+    [PATHS.resend]: { event_id: testEvent.ref, next_attempt_at: isoTimestamp(wall(PATHS.resend)) },
+    [PATHS.reissueCertificate]: policyView(services, reissued, [endorsement], at(PATHS.reissueCertificate)),
+    [PATHS.insurerCancel]: cancellationPayload(services, cancelled),
+    // (The certificate answers its PDF: no example.)
+  } satisfies Record<Exclude<FlowPath, typeof PATHS.certificate>, unknown>
+  return {
+    requests,
+    scenarios,
+    cancellations,
+    advances,
+    data,
+    session,
+    startedAt: wall(PATHS.session),
+    /** The session's clock as the answer of call number `number` shows it (`meta.session_clock`): none until it was advanced. */
+    sessionClock: (number: number) => (offsetAt(number) > 0 ? clockView(wallAt(number), offsetAt(number)) : undefined),
+    policyRef: issued.ref,
+    requestIdSeed: '5f0c9a3e1b7d4c2a8e6f0b',
   }
-  return { requests, scenarios, cancellations, data, session, startedAt: at(0), policyRef: issued.ref, requestIdSeed: '5f0c9a3e1b7d4c2a8e6f0b' }
 }
 
 export type ExampleFlow = ReturnType<typeof exampleFlow>
@@ -203,6 +305,8 @@ export function exampleEnvelope(config: Config, mode: Mode, flow: ExampleFlow, c
   const code = 'code' in answer ? answer.code : null
   // An expired session and a spent allowance are refused before the call is counted.
   const counted = code !== 'session_expired' && code !== 'rate_limited'
+  // An answer that belongs to no session (an expired one) says nothing of its clock.
+  const clock = code === 'session_expired' ? undefined : flow.sessionClock(call)
   const meta = {
     sandbox: true,
     session_expires_at: code === 'session_expired' ? null : isoTimestamp(flow.session.expiresAt),
@@ -211,6 +315,7 @@ export function exampleEnvelope(config: Config, mode: Mode, flow: ExampleFlow, c
       remaining: code === 'rate_limited' ? 0 : Math.max(0, config.rateLimit - call - (counted ? 1 : 0)),
       reset_at: isoTimestamp(flow.startedAt + config.rateWindowSeconds * 1000),
     },
+    ...(clock && { session_clock: clock }),
   }
   const requestId = `req_${flow.requestIdSeed}${call.toString(16).padStart(2, '0')}`
   if ('data' in answer) return { ok: true, mode, request_id: requestId, data: answer.data, meta }

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto'
 import { isoTimestamp } from '../../domain/dates'
 import { ApiError, throwIfInvalid } from '../../errors'
 import { EVENT_ID, EVENT_TYPES, newEvent } from '../../domain/events'
-import type { ListedEvent, Stores } from '../../storage/storage'
+import type { ListedEvent, SessionRow, Stores } from '../../storage/storage'
+import { businessNow } from '../../domain/session-clock'
 import type { Services } from '../services'
 import { inLiveSession } from '../session/service'
 import type { EventsRequest, ListedEventView } from './model'
@@ -18,13 +19,15 @@ const PAGE = 100
 export const TEST_MESSAGE = 'A test event from the travel protection sandbox.'
 
 type Deps = Pick<Services, 'storage' | 'clock' | 'config' | 'hostNames'>
-type Session = { id: number; ref: string }
+type Session = SessionRow
 
 /** The session's events after the cursor, in recorded order, up to the first that has not happened yet (storage.ts). */
 export async function listEvents(services: Deps, session: Session, request: EventsRequest) {
   const limit = request.limit ?? PAGE
-  const now = services.clock()
-  const rows = await inLiveSession(services.storage, session.id, now, async ({ events }) => {
+  const wallNow = services.clock()
+  // Listed up to the session's business time: a pending certificate's `document.ready` shows once its clock gets there.
+  const now = businessNow(wallNow, session)
+  const rows = await inLiveSession(services.storage, session.id, wallNow, async ({ events }) => {
     const after = request.after === undefined ? 0 : (await events.find(session.id, request.after))?.id
     if (after === undefined) throwIfInvalid([{ field: 'after', issue: 'must be the id of an event of this session' }])
     return events.list(session.id, after!, now, limit + 1)
@@ -68,9 +71,9 @@ async function requireWebhook(stores: Stores, sessionId: number): Promise<void> 
 
 /** A `webhook.test` event, delivered like any other. */
 export async function sendTestEvent(services: Deps, session: Session) {
-  const now = services.clock()
-  const event = newEvent(session, 'webhook.test', { message: TEST_MESSAGE }, now)
-  await inLiveSession(services.storage, session.id, now, async (stores) => {
+  const wallNow = services.clock()
+  const event = newEvent(session, 'webhook.test', { message: TEST_MESSAGE }, businessNow(wallNow, session))
+  await inLiveSession(services.storage, session.id, wallNow, async (stores) => {
     await requireWebhook(stores, session.id)
     await stores.events.append(event)
   })
@@ -82,7 +85,8 @@ export async function resendEvent(services: Deps, session: Session, ref: string)
   const now = services.clock()
   await inLiveSession(services.storage, session.id, now, async (stores) => {
     const event = EVENT_ID.test(ref) ? await stores.events.find(session.id, ref) : undefined
-    if (!event || event.at > now) throw new ApiError('event_not_found')
+    // An event the session's clock has not reached yet is not there to resend; delivery runs on wall time.
+    if (!event || event.at > businessNow(now, session)) throw new ApiError('event_not_found')
     await requireWebhook(stores, session.id)
     await stores.events.requeue(event.id, now)
   })

@@ -3,6 +3,7 @@
  * configured and answering, else from the catalogue), record the quotes for issue.
  */
 import { ApiError } from '../../errors'
+import { businessNow } from '../../domain/session-clock'
 import { todayDayNumber } from '../../domain/dates'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import type { Source } from '../../storage/storage'
@@ -18,13 +19,14 @@ type SourcedPlan = PricedPlan & { upstreamRef: string | null }
 /** What plan search needs of the app's services. */
 type Deps = Pick<Services, 'storage' | 'clock' | 'catalogue' | 'insurer' | 'log'>
 
-export async function searchPlans(services: Deps, caller: { session: { id: number }; requestId: string }, request: SearchRequest) {
+export async function searchPlans(services: Deps, caller: { session: { id: number; clockOffsetMs: number }; requestId: string }, request: SearchRequest) {
   const { catalogue, storage } = services
   const sessionId = caller.session.id
-  checkTripRequest(request, todayDayNumber(services.clock()), new Set(Object.keys(catalogue.currencies)))
+  checkTripRequest(request, todayDayNumber(businessNow(services.clock(), caller.session)), new Set(Object.keys(catalogue.currencies)))
   const currency = request.currency ?? DEFAULT_CURRENCY
   const ages = agesKey(request.travellers)
-  const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, caller.requestId)
+  // A session whose clock moved is quoted by simulation: the insurer's clock cannot follow it.
+  const { source, priced } = await pricePlans(services, { trip: request.trip, ages, currency }, caller.requestId, caller.session.clockOffsetMs > 0)
   const given = priced.map(({ product, plan, premiumMinor, upstreamRef }) => ({
     planId: plan.plan_id,
     product,
@@ -47,8 +49,9 @@ async function pricePlans(
   services: Deps,
   request: { trip: Trip; ages: number[]; currency: string },
   requestId: string,
+  simulatedOnly: boolean,
 ): Promise<{ source: Source; priced: SourcedPlan[] }> {
-  if (services.insurer) {
+  if (services.insurer && !simulatedOnly) {
     try {
       return { source: 'uat_gateway', priced: await services.insurer.search(request, requestId) }
     } catch (error) {

@@ -3,7 +3,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import { isoTimestamp, todayDayNumber } from '../../domain/dates'
-import type { PolicyRecord } from '../../storage/storage'
+import type { Cancellation, PolicyRecord, Stores } from '../../storage/storage'
+import { businessNow } from '../../domain/session-clock'
 import type { Services } from '../services'
 import { checkedKey, commitOnce, earlierAnswer, fingerprint, upstreamKey } from './idempotency'
 import type { CancelRequest } from './model'
@@ -33,32 +34,56 @@ export async function cancelPolicy(services: Deps, caller: Caller, ref: string, 
           { requestId: caller.requestId, idempotencyKey: upstreamKey(session.ref, key, `cancel ${ref}`) },
         )
       : null
-  const now = services.clock()
-  return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
+  const wallNow = services.clock()
+  const now = businessNow(wallNow, session)
+  return commitOnce(services.storage, { id: session.id, now: wallNow }, key, print, async (stores) => {
     const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
     const refundMinor = upstream?.refundMinor ?? refundOf(current.trip, current.premiumMinor, todayDayNumber(now)).refundMinor
-    const cancelled: PolicyRecord = { ...current, status: 'cancelled', cancellation: { at: now, refundMinor }, updatedAt: now }
-    const history = current.status === 'issued' ? [] : await stores.policies.endorsements(current.id)
-    // The cancellation and its event are written together (on PostgreSQL, pipelined: one round trip).
-    await Promise.all([stores.policies.cancel(cancelled), recordEvent(stores, session, 'policy.cancelled', policyView(services, cancelled, history, now), now)])
+    const cancelled = await writeCancellation(services, stores, session, current, { at: now, refundMinor, by: 'partner' })
     return { mode: current.source, data: cancellationPayload(services, cancelled) }
   })
 }
 
+/** Writes the cancellation and its `policy.cancelled` event together (on PostgreSQL, pipelined: one round trip); answers the policy cancelled. */
+export async function writeCancellation(
+  services: Pick<Services, 'catalogue'>,
+  stores: Stores,
+  session: Caller['session'],
+  current: PolicyRecord,
+  cancellation: Cancellation,
+): Promise<PolicyRecord> {
+  const cancelled: PolicyRecord = { ...current, status: 'cancelled', cancellation, updatedAt: cancellation.at, coverageDueAt: null }
+  const history = current.status === 'issued' ? [] : await stores.policies.endorsements(current.id)
+  const view = policyView(services, cancelled, history, cancellation.at)
+  await Promise.all([stores.policies.cancel(cancelled), recordEvent(stores, session, 'policy.cancelled', view, cancellation.at)])
+  return cancelled
+}
+
 async function previewCancel(services: Deps, caller: Caller, ref: string) {
   const policy = refuseCancelled(await livePolicy(services, caller.session.id, ref))
-  const now = services.clock()
+  const now = businessNow(services.clock(), caller.session)
   const refundMinor =
     policy.source === 'uat_gateway'
       ? (await insurerOf(services).cancel({ upstreamRef: policy.upstreamRef!, dryRun: true }, { requestId: caller.requestId, idempotencyKey: randomUUID() }))
           .refundMinor
       : refundOf(policy.trip, policy.premiumMinor, todayDayNumber(now)).refundMinor
-  const data = { preview: true as const, policy_ref: policy.ref, status: policy.status, refund: refundView(services, policy, { at: now, refundMinor }) }
+  const data = {
+    preview: true as const,
+    policy_ref: policy.ref,
+    status: policy.status,
+    refund: refundView(services, policy, { at: now, refundMinor, by: 'partner' }),
+  }
   return { data: { mode: policy.source, data }, replayed: false }
 }
 
 /** The cancel answer of a cancelled policy. */
-function cancellationPayload(services: Pick<Services, 'catalogue'>, policy: PolicyRecord) {
+export function cancellationPayload(services: Pick<Services, 'catalogue'>, policy: PolicyRecord) {
   const cancellation = policy.cancellation!
-  return { policy_ref: policy.ref, status: policy.status, refund: refundView(services, policy, cancellation), cancelled_at: isoTimestamp(cancellation.at) }
+  return {
+    policy_ref: policy.ref,
+    status: policy.status,
+    refund: refundView(services, policy, cancellation),
+    cancelled_at: isoTimestamp(cancellation.at),
+    cancelled_by: cancellation.by,
+  }
 }

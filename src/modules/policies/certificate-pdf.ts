@@ -134,6 +134,7 @@ const REFUND_WORDS: Record<RefundRule, string> = {
   full_before_start: 'whole premium, cancelled before the start date',
   pro_rata_unused_days: 'unused whole days pro rata',
   none_after_end: 'nothing, cancelled after the end date',
+  full_insurer_cancellation: 'whole premium, cancelled by the insurer',
 }
 
 const money = (amount: number, input: CertificateInput, sign = '') => `${input.view.currency} ${sign}${amount.toFixed(input.minorUnit)}`
@@ -154,6 +155,8 @@ function body(layout: Layout, input: CertificateInput) {
   layout.field('Service insurance id', view.svc_insurance_id)
   layout.field('Partner reference', view.partner_reference ?? 'none')
   layout.field('Status', view.status)
+  layout.field('Cover', view.coverage)
+  layout.field('Certificate version', String(view.documents[0]!.version ?? 1))
   layout.field('Issued', readable(view.created_at))
   layout.field('Last changed', readable(view.updated_at))
 
@@ -219,7 +222,7 @@ export async function drawCertificate(input: CertificateInput): Promise<Uint8Arr
   doc.setCreationDate(new Date(view.created_at))
   doc.setModificationDate(new Date(view.updated_at))
   // The file identifier (PDF 14.4): the first part names the policy, the second this state of it.
-  const state = `${view.svc_insurance_id} ${view.updated_at} ${view.endorsements.length}`
+  const state = `${view.svc_insurance_id} ${view.updated_at} ${view.endorsements.length} ${view.documents[0]!.version ?? 1} ${view.coverage}`
   doc.context.trailerInfo.ID = doc.context.obj([PDFHexString.of(digest(view.svc_insurance_id)), PDFHexString.of(digest(state))])
   return doc.save({ useObjectStreams: false })
 }

@@ -22,6 +22,7 @@ import { ApiError } from '../../errors'
 import { FORCED_OUTCOME_HEADER } from '../../http/forced-outcome'
 import { isBusinessOutcome } from '../../domain/business-outcomes'
 import { isoTimestamp } from '../../domain/dates'
+import { businessNow } from '../../domain/session-clock'
 
 const REPLAYED = { 'idempotent-replayed': 'true' }
 
@@ -67,6 +68,7 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
         'price_changed',
         'insurer_declined',
         'idempotency_key_reused',
+        'clock_not_movable',
         'upstream_unavailable',
         'upstream_invalid',
       ]),
@@ -116,7 +118,8 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
           summary: 'Cancel a policy',
           description:
             'Cancels the policy with a refund: the whole premium before the start date, the unused whole days pro rata from the start ' +
-            'date, nothing after the end date. With `{"preview": true}`, answers the refund and changes nothing. ' +
+            "date, nothing after the end date, each on the session's clock (advance it with the test helpers to rehearse a cancel " +
+            'mid-trip or after it). With `{"preview": true}`, answers the refund and changes nothing. ' +
             'Send `Idempotency-Key` to make retries safe.',
         },
       },
@@ -126,7 +129,7 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
       async ({ sandbox, params }) => {
         const { policy, endorsements } = await readPolicy(services, sandbox.session!, params.policy_ref)
         sandbox.mode = policy.source
-        return success(sandbox, policyView(services, policy, endorsements, services.clock()))
+        return success(sandbox, policyView(services, policy, endorsements, businessNow(services.clock(), sandbox.session!)))
       },
       {
         body: NoFields,
@@ -145,7 +148,7 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
       PATHS.certificate,
       async ({ sandbox, params, set }) => {
         const { policy, endorsements } = await readPolicy(services, sandbox.session!, params.policy_ref)
-        const now = services.clock()
+        const now = businessNow(services.clock(), sandbox.session!)
         refuseUntilReady(policy.documentReadyAt, now)
         const pdf = await renderCertificate(certificateInput(services, policyView(services, policy, endorsements, now), policy.product))
         Object.assign(set.headers, {

@@ -5,6 +5,8 @@
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ErrorDetail } from '../../errors'
 import { todayDayNumber } from '../../domain/dates'
+import { businessNow } from '../../domain/session-clock'
+import { coverageDueAt, recordCoverage } from './coverage'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
 import type { PolicyRecord, Quote } from '../../storage/storage'
 import { toAmount, type Plan } from '../plans/pricing'
@@ -21,25 +23,29 @@ const REPRICING = 1.05
 const hexId = () => randomBytes(10).toString('hex')
 
 export async function issuePolicy(services: Deps, caller: Caller, request: IssueRequest) {
-  checkTripRequest(request, todayDayNumber(services.clock()), new Set(Object.keys(services.catalogue.currencies)))
   const { session } = caller
+  checkTripRequest(request, todayDayNumber(businessNow(services.clock(), session)), new Set(Object.keys(services.catalogue.currencies)))
   const key = checkedKey(caller.idempotencyKey, caller.sessionToken)
   const print = fingerprint(key, 'issue', request)
   const earlier = await earlierAnswer<Answer<ReturnType<typeof issuedPayload>>>(services.storage, session.id, key, print)
   if (earlier) return earlier
   const quote = await matchingQuote(services, session.id, request)
+  if (quote.source === 'uat_gateway' && session.clockOffsetMs > 0) throw new ApiError('clock_not_movable', { variant: 'insurerPlan' })
   const repriced = forcedPremium(services, caller, quote, request)
   const upstream = quote.source === 'uat_gateway' ? await issueUpstream(services, caller, quote, request, key) : null
-  const now = services.clock()
-  return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
+  const wallNow = services.clock()
+  const now = businessNow(wallNow, session)
+  return commitOnce(services.storage, { id: session.id, now: wallNow }, key, print, async (stores) => {
     const premiumMinor = repriced ?? upstream?.premiumMinor ?? quote.premiumMinor
     const policy = await stores.policies.insert(newPolicy(caller, quote, request, premiumMinor, upstream?.upstreamRef ?? null, now))
     // A new policy has no endorsement yet: its first one makes it `endorsed`. Its two events are
-    // written together (on PostgreSQL, pipelined: one round trip), in this order.
+    // written together (on PostgreSQL, pipelined: one round trip), in this order; then, for a trip
+    // that starts today, `policy.started`.
     await Promise.all([
       recordEvent(stores, session, 'policy.issued', policyView(services, policy, [], now), now),
       recordEvent(stores, session, 'document.ready', policyView(services, policy, [], policy.documentReadyAt), policy.documentReadyAt),
     ])
+    if (policy.coverageDueAt !== null && policy.coverageDueAt <= wallNow) await recordCoverage(services, stores, session, [policy], now)
     return { mode: policy.source, data: issuedPayload(services, policy, now) }
   })
 }
@@ -74,7 +80,7 @@ function newPolicy(
   upstreamRef: string | null,
   now: number,
 ): Omit<PolicyRecord, 'id'> {
-  return {
+  const policy: Omit<PolicyRecord, 'id'> = {
     sessionId: caller.session.id,
     ref: `pol_sbx_${hexId()}`,
     svcInsuranceId: `svc_sbx_${hexId()}`,
@@ -92,7 +98,11 @@ function newPolicy(
     upstreamRef,
     documentReadyAt: caller.outcome === 'document_pending' ? now + DOCUMENT_DELAY_MS : now,
     cancellation: null,
+    documentVersion: 1,
+    coverageRecorded: 0,
+    coverageDueAt: null,
   }
+  return { ...policy, coverageDueAt: coverageDueAt(policy, caller.session) }
 }
 
 /**

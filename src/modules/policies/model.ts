@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { CalendarDate, CountryCode, TravellersModel, TripModel } from '../trip/model'
 import { REFUND_RULES } from './refund'
 import { SCENARIOS } from '../../domain/scenarios'
+import { COVERAGE } from '../../domain/session-clock'
 
 export const PartnerReference = t.String({
   pattern: '^[ -~]{1,64}$',
@@ -79,6 +80,12 @@ export type ModifyRequest = typeof ModifyBody.static
 export type CancelRequest = typeof CancelBody.static
 
 const PolicyStatus = t.UnionEnum(['issued', 'endorsed', 'cancelled'])
+const CoverageState = t.UnionEnum(COVERAGE, {
+  description:
+    "Where cover stands on the session's clock: `upcoming` before the start date, `active` from it to the end date, `ended` after " +
+    'it or once cancelled. `policy.started` and `policy.ended` are recorded as it moves.',
+})
+const CancelledBy = t.UnionEnum(['partner', 'insurer'], { description: '`partner`: the cancel call; `insurer`: the insurer cancelled it (a test helper).' })
 const Amount = t.Number({ description: 'In `currency`, rounded to its minor unit.' })
 const Timestamp = t.String({ format: 'date-time' })
 const PreviewFlag = t.Optional(t.Literal(true, { description: 'Present in a preview: nothing was changed.' }))
@@ -87,6 +94,7 @@ export const PolicyData = t.Object({
   policy_ref: t.String({ pattern: '^pol_sbx_[0-9a-f]+$', description: 'The only identifier to store; scoped to the session.' }),
   svc_insurance_id: t.String({ pattern: '^svc_sbx_[0-9a-f]+$' }),
   status: PolicyStatus,
+  coverage: CoverageState,
   plan_id: t.String(),
   partner_reference: t.Optional(t.String({ description: 'Present when supplied.' })),
   travellers_count: Type.Integer(),
@@ -98,6 +106,10 @@ export const PolicyData = t.Object({
       state: t.UnionEnum(['ready', 'pending'], { description: '`pending` until `ready_at` (forced by `Sandbox-Outcome: document_pending`).' }),
       format: t.UnionEnum(['pdf']),
       ready_at: t.String({ format: 'date-time', description: 'When the document can be (or could first be) downloaded.' }),
+      // Optional only for events recorded before 2026-11-27, which did not carry it (listed as recorded).
+      version: t.Optional(
+        Type.Integer({ minimum: 1, description: '1, and one more each time the insurer reissues the certificate (`document.ready` again).' }),
+      ),
     }),
   ),
   trip: TripModel,
@@ -135,7 +147,9 @@ export const RefundModel = t.Object({
   amount: Amount,
   currency: t.String(),
   rule: t.UnionEnum(REFUND_RULES, {
-    description: "`full_before_start`: the whole premium; `pro_rata_unused_days`: the unused whole days' share; `none_after_end`: nothing.",
+    description:
+      "`full_before_start`: the whole premium; `pro_rata_unused_days`: the unused whole days' share; `none_after_end`: nothing; " +
+      '`full_insurer_cancellation`: the whole premium, whenever the insurer cancels.',
   }),
   unused_days: Type.Integer({ description: 'Whole days of cover after the day of cancelling (that day counts as used).' }),
   cover_days: Type.Integer({ description: 'Days of cover, both ends included.' }),
@@ -147,6 +161,7 @@ export const CancelData = t.Object({
   status: PolicyStatus,
   refund: RefundModel,
   cancelled_at: t.Optional(t.String({ format: 'date-time', description: 'When the policy was cancelled; absent in a preview.' })),
+  cancelled_by: t.Optional(CancelledBy),
 })
 
 export const PolicyParams = t.Object({ policy_ref: t.String() })
@@ -166,17 +181,25 @@ export const ReadData = t.Object(
     ...PolicyData.properties,
     updated_at: t.String({ format: 'date-time', description: 'When the policy last changed (its issue time until an endorsement).' }),
     endorsements: t.Array(EndorsementModel, { description: 'Every endorsement, oldest first.' }),
-    cancellation: t.Optional(t.Object({ cancelled_at: Timestamp, refund: RefundModel }, { description: 'Present once the policy is cancelled.' })),
+    cancellation: t.Optional(
+      t.Object(
+        // cancelled_by is optional only for events recorded before 2026-11-27 (listed as recorded).
+        { cancelled_at: Timestamp, cancelled_by: t.Optional(CancelledBy), refund: RefundModel },
+        { description: 'Present once the policy is cancelled.' },
+      ),
+    ),
   },
   { description: 'The policy as it stands: current trip, partner_reference, status and premium, and its history.' },
 )
 
-const { endorsements: _history, ...currentPolicy } = ReadData.properties
+const { endorsements: _history, coverage, ...currentPolicy } = ReadData.properties
 
 /** A policy as its events carry it (event format 2): without the history, which read-back answers. */
 export const PolicyEventData = t.Object(
   {
     ...currentPolicy,
+    // Optional in events only: those recorded before 2026-11-27 did not carry it (they are listed as recorded).
+    coverage: t.Optional(coverage),
     endorsement_count: Type.Integer({ description: 'How many endorsements the policy has; read-back lists them all.' }),
     endorsement: t.Optional(t.Object(EndorsementModel.properties, { description: 'In `policy.endorsed`: the endorsement made.' })),
   },

@@ -2,6 +2,9 @@
  * @module Policy modification: one correction scenario, priced as the plan prices it (by the insurer
  * for a UAT policy), written with its endorsement; or, with `preview`, what it would answer.
  */
+import { businessNow } from '../../domain/session-clock'
+import { todayDayNumber } from '../../domain/dates'
+import { coverageDueAt } from './coverage'
 import { randomUUID } from 'node:crypto'
 import { ApiError } from '../../errors'
 import { isoTimestamp } from '../../domain/dates'
@@ -25,9 +28,10 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
   const policy = await livePolicy(services, session.id, ref)
   if (policy.status === 'cancelled') return replayOrRefuse<Answer<ReturnType<typeof corrected>['answer']>>(services, session.id, key, print)
   const upstream = policy.source === 'uat_gateway' ? await endorseUpstream(services, caller, policy, request, key, print) : null
-  const now = services.clock()
+  const wallNow = services.clock()
+  const now = businessNow(wallNow, session)
   // The scenario is applied to the policy as it is now, in the transaction that writes it.
-  return commitOnce(services.storage, { id: session.id, now }, key, print, async (stores) => {
+  return commitOnce(services.storage, { id: session.id, now: wallNow }, key, print, async (stores) => {
     const current = refuseCancelled(await findPolicy(stores.policies, session.id, ref))
     const { updated, endorsement, history, answer } = corrected(
       services,
@@ -37,6 +41,7 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
       now,
       upstream?.premiumMinor,
     )
+    updated.coverageDueAt = coverageDueAt(updated, session)
     // The correction and its event are written together (on PostgreSQL, pipelined: one round trip).
     await Promise.all([
       stores.policies.endorse(updated, endorsement, history.length),
@@ -52,7 +57,7 @@ export async function modifyPolicy(services: Deps, caller: Caller, ref: string, 
  */
 async function previewModify(services: Deps, caller: Caller, ref: string, request: ModifyRequest) {
   const policy = refuseCancelled(await livePolicy(services, caller.session.id, ref))
-  const correction = applyScenario(policy, request)
+  const correction = applyScenario(policy, request, todayDayNumber(businessNow(services.clock(), caller.session)))
   const premiumMinor =
     policy.source === 'uat_gateway'
       ? (
@@ -73,7 +78,7 @@ async function previewModify(services: Deps, caller: Caller, ref: string, reques
 async function endorseUpstream(services: Deps, caller: Caller, policy: PolicyRecord, request: ModifyRequest, key: string | undefined, print: string) {
   let correction: Correction
   try {
-    correction = applyScenario(policy, request)
+    correction = applyScenario(policy, request, todayDayNumber(businessNow(services.clock(), caller.session)))
   } catch (error) {
     if (await earlierAnswer(services.storage, caller.session.id, key, print)) return null
     throw error
@@ -128,7 +133,7 @@ function corrected(
   now: number,
   upstreamPremiumMinor: number | undefined,
 ) {
-  const correction = applyScenario(policy, request)
+  const correction = applyScenario(policy, request, todayDayNumber(now))
   const premiumMinor = upstreamPremiumMinor ?? simulatedPremium(services, policy, correction.trip)
   const premiumChangeMinor = premiumMinor - policy.premiumMinor
   const updated: PolicyRecord = { ...policy, ...correction, status: 'endorsed', premiumMinor, updatedAt: now }

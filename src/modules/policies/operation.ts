@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../../errors'
 import type { BusinessOutcome } from '../../domain/business-outcomes'
-import type { PolicyRecord, Source, Stores } from '../../storage/storage'
+import type { PolicyRecord, SessionRow, Source, Stores } from '../../storage/storage'
 import type { Services } from '../services'
 import type { InsurerAdapter } from '../insurer/adapter'
 import { sessionEnded } from '../session/service'
@@ -20,7 +20,8 @@ export interface Answer<T> {
 }
 
 export interface Caller {
-  session: { id: number; ref: string }
+  /** The caller's session, with its clock (domain/session-clock.ts). */
+  session: SessionRow
   /** The session's cookie token: the key of the Idempotency-Key's hash. */
   sessionToken: string
   requestId: string
@@ -39,9 +40,14 @@ export function insurerOf(services: Deps): InsurerAdapter {
   return services.insurer
 }
 
-/** The event of a change at `at`, with the policy as read-back shows it then (less its history): written in the change's transaction. */
-export async function recordEvent(stores: Stores, session: Caller['session'], type: EventType, view: PolicyView, at: number) {
-  await stores.events.append(newEvent(session, type, policyEventData(view, type), at))
+/**
+ * The event of a change at `at` (the session's clock), with the policy as read-back shows it then
+ * (less its history): written in the change's transaction. Answers its id.
+ */
+export async function recordEvent(stores: Stores, session: Caller['session'], type: EventType, view: PolicyView, at: number): Promise<string> {
+  const event = newEvent(session, type, policyEventData(view, type), at)
+  await stores.events.append(event)
+  return event.ref
 }
 
 /**

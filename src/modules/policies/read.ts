@@ -3,6 +3,7 @@
  * certificate is drawn from the same view, so the download and the JSON never disagree.
  */
 import { isoTimestamp, todayDayNumber } from '../../domain/dates'
+import { coverageAt } from '../../domain/session-clock'
 import { ApiError } from '../../errors'
 import { POLICY_REF } from '../../domain/policy-ref'
 import type { Cancellation, EndorsementRecord, PolicyRecord, PolicyStore } from '../../storage/storage'
@@ -45,7 +46,9 @@ export function policyView(services: Pick<Services, 'catalogue'>, policy: Policy
     updated_at: isoTimestamp(policy.updatedAt),
     // Stored oldest first by sequence, which has no gap: the position is the sequence.
     endorsements: endorsements.map((endorsement, index) => endorsementView(services, policy.currency, endorsement, index + 1)),
-    ...(cancellation && { cancellation: { cancelled_at: isoTimestamp(cancellation.at), refund: refundView(services, policy, cancellation) } }),
+    ...(cancellation && {
+      cancellation: { cancelled_at: isoTimestamp(cancellation.at), cancelled_by: cancellation.by, refund: refundView(services, policy, cancellation) },
+    }),
   }
 }
 
@@ -86,11 +89,13 @@ export function issuedPayload(services: Pick<Services, 'catalogue'>, policy: Pol
     state: now < policy.documentReadyAt ? ('pending' as const) : ('ready' as const),
     format: 'pdf' as const,
     ready_at: isoTimestamp(policy.documentReadyAt),
+    version: policy.documentVersion,
   }
   return {
     policy_ref: policy.ref,
     svc_insurance_id: policy.svcInsuranceId,
     status: policy.status,
+    coverage: coverageAt(policy.trip, policy.status === 'cancelled', now),
     plan_id: policy.planId,
     ...(policy.partnerReference !== null && { partner_reference: policy.partnerReference }),
     travellers_count: policy.travellers.length,
@@ -106,7 +111,9 @@ export function issuedPayload(services: Pick<Services, 'catalogue'>, policy: Pol
 
 /** A refund as answers show it: the amount given, and the rule and days that gave it on the day of `at`. */
 export function refundView(services: Pick<Services, 'catalogue'>, policy: PolicyRecord, cancellation: Cancellation) {
-  const { rule, unusedDays, coverDays } = refundOf(policy.trip, policy.premiumMinor, todayDayNumber(cancellation.at))
+  const days = refundOf(policy.trip, policy.premiumMinor, todayDayNumber(cancellation.at))
+  const { unusedDays, coverDays } = days
+  const rule = cancellation.by === 'insurer' ? 'full_insurer_cancellation' : days.rule
   return {
     amount: toAmount(services.catalogue, cancellation.refundMinor, policy.currency),
     currency: policy.currency,

@@ -6,7 +6,7 @@
 import { toDayNumber } from '../../domain/dates'
 import type { Trip } from '../../domain/trip'
 
-export const REFUND_RULES = ['full_before_start', 'pro_rata_unused_days', 'none_after_end'] as const
+export const REFUND_RULES = ['full_before_start', 'pro_rata_unused_days', 'none_after_end', 'full_insurer_cancellation'] as const
 export type RefundRule = (typeof REFUND_RULES)[number]
 
 export interface Refund {

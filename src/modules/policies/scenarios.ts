@@ -4,7 +4,7 @@
  */
 import { ApiError, throwIfInvalid, type ErrorDetail, type ErrorWording } from '../../errors'
 import { isAssignedCountry } from '../../domain/countries'
-import { toDayNumber } from '../../domain/dates'
+import { fromDayNumber, toDayNumber } from '../../domain/dates'
 import { enforceTripLength, type Trip } from '../../domain/trip'
 import type { ModifyRequest } from './model'
 
@@ -36,8 +36,12 @@ const notApplicable = (variant: NotApplicable, field: string, issue: string) =>
   new ApiError('scenario_not_applicable', { variant, details: [{ field, issue }] })
 
 /** The policy's trip and reference after the correction, or why the correction does not fit. */
-export function applyScenario(current: { trip: Trip; partnerReference: string | null }, request: ModifyRequest): Correction {
+export function applyScenario(current: { trip: Trip; partnerReference: string | null }, request: ModifyRequest, today: number): Correction {
   const { trip } = current
+  // Once cover has ended (on the session's clock), the trip is history: only the partner reference may change.
+  if (request.scenario !== 'correct_partner_reference' && today > toDayNumber(trip.end_date)!) {
+    throw notApplicable('coverEnded', 'scenario', `cover ended on ${trip.end_date}`)
+  }
   switch (request.scenario) {
     case 'extend_end_date':
     case 'shorten_end_date': {
@@ -49,6 +53,7 @@ export function applyScenario(current: { trip: Trip; partnerReference: string | 
       if (request.scenario === 'shorten_end_date' && (next >= end || next < start)) {
         throw notApplicable('shortenOutside', 'new_end_date', `must be from ${trip.start_date} to the day before ${trip.end_date}`)
       }
+      if (next < today) throw notApplicable('endBeforeToday', 'new_end_date', `must not be before ${fromDayNumber(today)}`)
       enforceTripLength(trip.start_date, to)
       return { ...current, trip: { ...trip, end_date: to }, changes: { end_date: { from: trip.end_date, to } } }
     }

@@ -28,7 +28,7 @@ export const TripModel = t.Object(
   {
     additionalProperties: false,
     description:
-      `The trip: countries and the first and last day of cover. In a request, \`start_date\` is from today (UTC) to ${MAX_START_AHEAD_DAYS} days ` +
+      `The trip: countries and the first and last day of cover. In a request, \`start_date\` is from today (UTC, on the session's clock) to ${MAX_START_AHEAD_DAYS} days ` +
       `ahead, and \`end_date\` from \`start_date\` to ${MAX_TRIP_DAYS} days after it (else \`trip_too_long\`).`,
     'x-issue': 'must be an object',
   },

@@ -23,7 +23,7 @@ export function eventStore(sql: Queryable, locking: boolean): EventStore {
           INSERT INTO events (ref, session_id, type, at, body)
           SELECT ${event.ref}::text, ${event.sessionId}::bigint, ${event.type}::text, ${event.at}::bigint, ${event.body}::text FROM turn
           RETURNING id, session_id)
-        INSERT INTO deliveries (event_id, next_at) SELECT inserted.id, ${event.at}::bigint FROM inserted
+        INSERT INTO deliveries (event_id, next_at) SELECT inserted.id, ${event.deliverAt}::bigint FROM inserted
         WHERE EXISTS (SELECT 1 FROM webhooks WHERE webhooks.session_id = inserted.session_id ${rowLock(sql, locking, 'share')})`
     },
     async list(sessionId, afterId, now, limit) {

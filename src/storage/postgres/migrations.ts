@@ -4,7 +4,7 @@
  * Append a migration to change the schema; never edit one that has shipped.
  */
 import type { Sql } from 'postgres'
-import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, type ColumnTypes } from '../migrations'
+import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, SESSION_CLOCK, type ColumnTypes } from '../migrations'
 import { inTransaction } from './driver'
 
 /** Any fixed number: the advisory lock every instance takes to migrate. */
@@ -180,6 +180,88 @@ export const MIGRATIONS: string[] = [
   CANCELLATION(TYPES),
   // 3: events, webhooks and deliveries (../migrations.ts, as on SQLite).
   EVENTS(TYPES),
+  // 4: a clock per session, and cover over time (../migrations.ts, as on SQLite); admission answers
+  // the session's clock offset too, so every answer can say its business time.
+  `${SESSION_CLOCK(TYPES)}
+  DROP FUNCTION sandbox_admit(text, text, bigint, bigint, integer, text, text, bigint);
+  CREATE FUNCTION sandbox_admit(p_token_hash text, p_network text, p_now bigint, p_window bigint, p_limit integer,
+                                p_new_ref text, p_new_token_hash text, p_new_expires bigint)
+  RETURNS TABLE (outcome text, session_id bigint, session_ref text, session_expires bigint, readings jsonb, session_clock_offset bigint)
+  LANGUAGE plpgsql AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_cutoff   bigint := p_now - p_window;
+    v_session  sessions%ROWTYPE;
+    v_keys     text[];
+    v_key      text;
+    v_reading  record;
+    v_used     integer[] := '{}';
+    v_oldest   bigint[] := '{}';
+    v_stale    integer[] := '{}';
+    v_full     boolean := false;
+    v_locked   boolean := false;
+    v_readings jsonb;
+  BEGIN
+    IF p_token_hash IS NOT NULL THEN
+      SELECT * INTO v_session FROM sessions s WHERE s.token_hash = p_token_hash;
+      IF FOUND AND v_session.expires_at <= p_now THEN
+        RETURN QUERY SELECT 'expired'::text, NULL::bigint, NULL::text, NULL::bigint, NULL::jsonb, NULL::bigint;
+        RETURN;
+      END IF;
+    END IF;
+    v_keys := ARRAY[]::text[];
+    IF v_session.id IS NOT NULL THEN v_keys := v_keys || ('s:' || v_session.ref); END IF;
+    IF p_network IS NOT NULL THEN v_keys := v_keys || p_network; END IF;
+
+    LOOP
+      v_used := '{}'; v_oldest := '{}'; v_stale := '{}'; v_full := false;
+      FOREACH v_key IN ARRAY v_keys LOOP
+        SELECT * INTO v_reading FROM sandbox_rate_reading(v_key, v_cutoff);
+        v_used := v_used || v_reading.used;
+        v_oldest := v_oldest || v_reading.oldest;
+        v_stale := v_stale || v_reading.stale;
+        v_full := v_full OR v_reading.used >= p_limit;
+      END LOOP;
+      -- A refusal writes nothing, and hits only leave the window as time passes: a read without
+      -- the lock is already exact for it.
+      SELECT jsonb_agg(jsonb_build_object('used', u, 'oldest', o) ORDER BY n) INTO v_readings
+      FROM unnest(v_used, v_oldest) WITH ORDINALITY AS x(u, o, n);
+      IF v_full THEN
+        RETURN QUERY SELECT 'refused'::text, v_session.id, v_session.ref, v_session.expires_at, v_readings, v_session.clock_offset_ms;
+        RETURN;
+      END IF;
+      EXIT WHEN v_locked;
+      FOR v_key IN SELECT k FROM unnest(v_keys) AS k ORDER BY k LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended(v_key, 0));
+      END LOOP;
+      v_locked := true;
+    END LOOP;
+
+    IF v_session.id IS NULL AND p_new_ref IS NOT NULL THEN
+      INSERT INTO sessions (ref, token_hash, created_at, expires_at)
+      VALUES (p_new_ref, p_new_token_hash, p_now, p_new_expires) RETURNING * INTO v_session;
+      -- A new key: nobody else can hold it yet.
+      v_keys := v_keys || ('s:' || v_session.ref);
+      v_used := v_used || 0; v_oldest := v_oldest || NULL::bigint; v_stale := v_stale || 0;
+    END IF;
+
+    FOR i IN 1 .. cardinality(v_keys) LOOP
+      IF v_stale[i] > 0 THEN
+        DELETE FROM rate_hits h WHERE h.key = v_keys[i] AND h.at <= v_cutoff;
+      END IF;
+      INSERT INTO rate_hits AS h (key, at, hits) VALUES (v_keys[i], p_now, 1)
+      ON CONFLICT (key, at) DO UPDATE SET hits = h.hits + 1;
+      -- Instances read their clocks before waiting for the lock, so a request may be counted after a
+      -- later one: newest only grows, and the oldest hit may be the one counted now.
+      INSERT INTO rate_counters AS c (key, used, oldest, newest)
+      VALUES (v_keys[i], v_used[i] + 1, LEAST(COALESCE(v_oldest[i], p_now), p_now), p_now)
+      ON CONFLICT (key) DO UPDATE SET used = excluded.used, oldest = excluded.oldest, newest = GREATEST(c.newest, excluded.newest);
+    END LOOP;
+
+    RETURN QUERY SELECT 'admitted'::text, v_session.id, v_session.ref, v_session.expires_at, v_readings, v_session.clock_offset_ms;
+  END
+  $$;
+  `,
 ]
 
 /** Brings the database up to the newest schema; safe when several instances start at once. */

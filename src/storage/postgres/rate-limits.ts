@@ -22,12 +22,16 @@ export function rateLimitStore(sql: Sql<any>, policy: WindowPolicy) {
           session_ref: string | null
           session_expires: number | null
           readings: ReadingRow[] | null
+          session_clock_offset: number | null
         }[]
       >`
         SELECT * FROM sandbox_admit(${tokenHash}, ${network}, ${now}, ${policy.windowMs}, ${policy.limit},
           ${create?.ref ?? null}, ${create?.tokenHash ?? null}, ${create?.expiresAt ?? null})`
       if (row!.outcome === 'expired') return { kind: 'expired' }
-      const session = row!.session_id === null ? null : { id: row!.session_id, ref: row!.session_ref!, expiresAt: row!.session_expires! }
+      const session =
+        row!.session_id === null
+          ? null
+          : { id: row!.session_id, ref: row!.session_ref!, expiresAt: row!.session_expires!, clockOffsetMs: Number(row!.session_clock_offset ?? 0) }
       const status = decide(readings(row!.readings), policy, now)
       if (row!.outcome === 'refused') return { kind: 'refused', status, session }
       return { kind: 'admitted', status, session, created: create !== undefined && session?.ref === create.ref }
@@ -37,7 +41,7 @@ export function rateLimitStore(sql: Sql<any>, policy: WindowPolicy) {
     async openSession(create: NewSession, now: number): Promise<SessionRow> {
       const [row] = await sql<{ session_id: number }[]>`
         SELECT session_id FROM sandbox_admit(NULL, NULL, ${now}, ${policy.windowMs}, ${policy.limit}, ${create.ref}, ${create.tokenHash}, ${create.expiresAt})`
-      return { id: row!.session_id, ref: create.ref, expiresAt: create.expiresAt }
+      return { id: row!.session_id, ref: create.ref, expiresAt: create.expiresAt, clockOffsetMs: 0 }
     },
 
     async peek(keys: string[], now: number): Promise<RateStatus> {

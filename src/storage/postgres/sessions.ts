@@ -9,5 +9,14 @@ export function sessionStore(sql: Queryable, locking: boolean): SessionStore {
       const rows = await sql`SELECT 1 FROM sessions WHERE id = ${id} AND expires_at > ${now} AND NOT purged ${rowLock(sql, locking, 'share')}`
       return rows.length > 0
     },
+    async clockOffset(id, now) {
+      const [row] = await sql<{ offset: number }[]>`
+        SELECT clock_offset_ms AS offset FROM sessions WHERE id = ${id} AND expires_at > ${now} AND NOT purged
+        ${locking ? sql`FOR NO KEY UPDATE` : sql``}`
+      return row ? Number(row.offset) : null
+    },
+    async setClockOffset(id, offsetMs) {
+      await sql`UPDATE sessions SET clock_offset_ms = ${offsetMs} WHERE id = ${id}`
+    },
   }
 }

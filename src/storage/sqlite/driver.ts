@@ -20,9 +20,10 @@ function rollback(connection: SqliteConnection): void {
 
 /**
  * What a transaction writes first, after `BEGIN` (the engine's unwritten rows, write-behind.ts);
- * told when the transaction rolled back, so that what it wrote is kept for the next one.
+ * told, still in the transaction's turn, how it ended: rolled back, so that what it wrote is kept
+ * for the next one; committed, so that memory may follow the file.
  */
-export type Prelude = () => { rolledBack(): void }
+export type Prelude = () => { rolledBack(): void; committed?(): void }
 
 export interface SqliteDriver {
   /**
@@ -66,6 +67,7 @@ export function sqliteDriver(connection: SqliteConnection): SqliteDriver {
           written = prelude?.()
           const result = await work(connection)
           connection.exec('COMMIT')
+          written?.committed?.()
           return result
         } catch (error) {
           rollback(connection)

@@ -38,7 +38,7 @@ export interface SqliteOptions {
 /** The stores over the file; sessions and quotes as memory serves them. */
 function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore): StoreImplementations {
   return {
-    sessions: { isLive: sessions.isLive },
+    sessions: { isLive: sessions.isLive, clockOffset: sessions.clockOffset, setClockOffset: sessions.setClockOffset },
     quotes: {
       unsaved: quotes.unsaved,
       find: quotes.find,
@@ -117,10 +117,20 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
     ...memoryAdmission({ sessions, rates, failure: behind.failure, inTurn }),
 
     // What a transaction writes may refer to sessions and quotes memory holds: they are written first.
+    // Memory takes a session's clock offset only once the transaction that set it has committed.
     transaction: (work) =>
       driver.transaction(
         () => work(inTransaction.fresh()),
-        () => unwritten.write(false),
+        () => {
+          const written = unwritten.write(false)
+          return {
+            committed: sessions.offsetsCommitted,
+            rolledBack: () => {
+              written.rolledBack()
+              sessions.offsetsRolledBack()
+            },
+          }
+        },
       ),
 
     claimDeliveries: async (now, leaseMs, claim) =>

@@ -27,7 +27,7 @@ export function eventStore(db: SqliteConnection) {
   return {
     append(event: NewEvent): void {
       const { id } = insert.get(event.ref, event.sessionId, event.type, event.at, event.body)!
-      queue.run(id, event.at, event.sessionId)
+      queue.run(id, event.deliverAt, event.sessionId)
     },
     list(sessionId: number, afterId: number, now: number, limit: number): ListedEvent[] {
       const rows = page.all(sessionId, afterId, sessionId, now, limit)

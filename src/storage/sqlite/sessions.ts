@@ -14,9 +14,11 @@ export interface NewSessionRow extends SessionRow {
 }
 
 export function sessionStore(db: SqliteConnection) {
-  const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number; purged: number }>(
-    'SELECT id, ref, expires_at, purged FROM sessions WHERE token_hash = ?',
+  const byTokenHash = db.prepare<{ id: number; ref: string; expires_at: number; purged: number; clock_offset_ms: number }>(
+    'SELECT id, ref, expires_at, purged, clock_offset_ms FROM sessions WHERE token_hash = ?',
   )
+  const offsetOf = db.prepare<{ clock_offset_ms: number }>('SELECT clock_offset_ms FROM sessions WHERE id = ?')
+  const setOffset = db.prepare('UPDATE sessions SET clock_offset_ms = ? WHERE id = ?')
   const insert = db.prepare('INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
   const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
   let lastId = db.prepare<{ id: number | null }>('SELECT MAX(id) AS id FROM sessions').get()?.id ?? 0
@@ -35,6 +37,23 @@ export function sessionStore(db: SqliteConnection) {
     return session
   }
 
+  // Offsets set by the transaction in its turn (one at a time), applied to memory once it commits.
+  const settingOffsets = new Map<number, number>()
+
+  function remembered(id: number): SessionRow | undefined {
+    const tokenHash = tokenOf.get(id)
+    return tokenHash === undefined ? undefined : byToken.get(tokenHash)
+  }
+
+  /**
+   * Whether the session still runs at `now`: not expired, not swept (the seam's `SessionStore.isLive`).
+   * Memory drops a session as the sweep purges it (`forget`), so a remembered one is not purged.
+   */
+  function isLive(id: number, now: number): boolean {
+    const session = remembered(id)
+    return session ? session.expiresAt > now : live.get(id, now) !== undefined
+  }
+
   return {
     /** The session with this token hash as memory has it, or undefined when only the log can tell. */
     cached(tokenHash: string): SessionRow | undefined {
@@ -48,22 +67,40 @@ export function sessionStore(db: SqliteConnection) {
     read(tokenHash: string, now: number): SessionRow | undefined {
       const row = byTokenHash.get(tokenHash)
       if (!row) return undefined
-      const session = { id: row.id, ref: row.ref, expiresAt: row.expires_at }
+      const session = { id: row.id, ref: row.ref, expiresAt: row.expires_at, clockOffsetMs: row.clock_offset_ms }
       return session.expiresAt > now && !row.purged ? remember(tokenHash, session) : session
     },
     create(ref: string, tokenHash: string, now: number, expiresAt: number): SessionRow {
-      const session = { id: ++lastId, ref, expiresAt }
+      const session = { id: ++lastId, ref, expiresAt, clockOffsetMs: 0 }
       created.held.push({ ...session, tokenHash, createdAt: now })
       return remember(tokenHash, session)
     },
+    isLive,
+    /** The session's clock offset while it runs at `now` (null once it ended): set in this transaction, else as memory or the file has it. */
+    clockOffset(id: number, now: number): number | null {
+      if (!isLive(id, now)) return null
+      return settingOffsets.get(id) ?? remembered(id)?.clockOffsetMs ?? offsetOf.get(id)?.clock_offset_ms ?? 0
+    },
     /**
-     * Whether the session still runs at `now`: not expired, not swept (the seam's `SessionStore.isLive`).
-     * Memory drops a session as the sweep purges it (`forget`), so a remembered one is not purged.
+     * In a transaction, which has written the session first (write-behind.ts). Memory follows once
+     * it commits (`offsetsCommitted`), and forgets it if it rolls back, so that it never runs a
+     * clock the file does not hold.
      */
-    isLive(id: number, now: number): boolean {
-      const tokenHash = tokenOf.get(id)
-      const session = tokenHash === undefined ? undefined : byToken.get(tokenHash)
-      return session ? session.expiresAt > now : live.get(id, now) !== undefined
+    setClockOffset(id: number, offsetMs: number): void {
+      setOffset.run(offsetMs, id)
+      settingOffsets.set(id, offsetMs)
+    },
+    /** The transaction committed: memory takes the offsets it set. */
+    offsetsCommitted(): void {
+      for (const [id, offsetMs] of settingOffsets) {
+        const session = remembered(id)
+        if (session) session.clockOffsetMs = offsetMs
+      }
+      settingOffsets.clear()
+    },
+    /** The transaction rolled back: its offsets are forgotten. */
+    offsetsRolledBack(): void {
+      settingOffsets.clear()
     },
     /** The sweep purged this session: only the log answers for it from now on. */
     forget(id: number): void {

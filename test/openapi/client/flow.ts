@@ -91,7 +91,7 @@ if (code !== 'policy_not_found' || notFound.ok !== false) throw new Error('unkno
 const cancel = (body: { preview?: boolean }) => client.POST('/api/sandbox/policy/{policy_ref}/cancel', { ...path, body })
 const preview = ok(await cancel({ preview: true }), 'cancel preview')
 const cancelled = ok(await cancel({}), 'cancel')
-const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' = cancelled.data.refund.rule
+const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | 'full_insurer_cancellation' = cancelled.data.refund.rule
 if (cancelled.data.status !== 'cancelled' || cancelled.data.refund.amount !== preview.data.refund.amount) throw new Error('cancel: not the previewed refund')
 
 console.log(JSON.stringify({ session: session.data.session_ref, policy_ref, endorsements: steps.length, error: code, refund: rule }))

@@ -1,13 +1,13 @@
 /**
  * @module A partner's program on the SDK that hey-api (@hey-api/openapi-ts, its fetch client)
  * generates from the served OpenAPI document alone: one function per operation, named by the
- * document's operationIds, and the named component schemas as types. Session, search, issue and
- * cancel, with no base URL anywhere: the generated client takes the origin from the document's
+ * document's operationIds, and the named component schemas as types. Session, search, issue, the
+ * session's clock advanced into the trip (a test helper), and cancel, with no base URL anywhere: the generated client takes the origin from the document's
  * `servers`. The one thing added by hand is the session cookie, carried by interceptors.
  * test/http/generated-clients.spec.ts generates the SDK into ./sdk beside a copy of this file and
  * tsconfig.json, type-checks them (strict) and runs it: `bun flow.ts`.
  */
-import { cancelPolicy, createSession, issuePolicy, searchPlans, type IssuedPolicy, type Plan, type Trip } from './sdk'
+import { advanceClock, cancelPolicy, createSession, issuePolicy, searchPlans, type IssuedPolicy, type Plan, type Trip } from './sdk'
 import { client } from './sdk/client.gen'
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
@@ -43,9 +43,14 @@ const issued: IssuedPolicy = (
 ).data.data
 if (issued.plan_id !== plan.plan_id || issued.status !== 'issued') throw new Error('issue: not the chosen plan')
 
+// Twelve days on, on the session's clock: two days into the trip, so the refund is pro rata.
+const advanced = (await advanceClock({ body: { days: 12 }, throwOnError: true })).data
+const today: string = advanced.data.today
+if (advanced.meta.session_clock?.today !== today || today !== day(12)) throw new Error('advance: not twelve days on')
+
 const cancelled = (await cancelPolicy({ path: { policy_ref: issued.policy_ref }, body: {}, throwOnError: true })).data.data
 // The refund rule is one of the document's, as a type.
-const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' = cancelled.refund.rule
+const rule: 'full_before_start' | 'pro_rata_unused_days' | 'none_after_end' | 'full_insurer_cancellation' = cancelled.refund.rule
 
 console.log(
   JSON.stringify({
@@ -64,6 +69,8 @@ export function wrongCalls() {
   void searchPlans({ body: { trip, travellers: [{ age: '34' }] } })
   // @ts-expect-error cancel needs the policy_ref in its path
   void cancelPolicy({ body: {} })
+  // @ts-expect-error the clock moves by a number of days
+  void advanceClock({ body: { days: '12' } })
   // @ts-expect-error a plan's tier is one of the document's
   const tier: Plan['tier'] = 'gold'
   void tier
