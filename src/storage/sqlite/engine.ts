@@ -18,6 +18,7 @@ import { idempotencyStore } from './idempotency'
 import { limitSize, migrate } from './migrations'
 import { policyStore } from './policies'
 import { type QuoteStore, quoteStore } from './quotes'
+import { type RequestLog, requestLogStore } from './request-log'
 import { rateLog, rateWindows } from './rate-limits'
 import { type SessionStore, sessionStore } from './sessions'
 import { sweepBatch } from './sweep'
@@ -36,7 +37,7 @@ export interface SqliteOptions {
 }
 
 /** The stores over the file; sessions and quotes as memory serves them. */
-function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore): StoreImplementations {
+function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore, requestLog: RequestLog): StoreImplementations {
   return {
     sessions: { isLive: sessions.isLive, clockOffset: sessions.clockOffset, setClockOffset: sessions.setClockOffset },
     quotes: {
@@ -52,6 +53,7 @@ function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: Quot
     idempotency: idempotencyStore(db),
     events: eventStore(db),
     webhooks: webhookStore(db),
+    requestLog: { list: requestLog.list, find: requestLog.find },
   }
 }
 
@@ -90,7 +92,8 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
   const rates = rateWindows({ limit: options.rateLimit, windowMs: options.rateWindowMs })
   const hitLog = rateLog(db, options.rateWindowMs)
   rates.load(hitLog.recent(Date.now()))
-  const unwritten = unwrittenRows({ sessions, quotes, rates, rateLog: hitLog })
+  const requestLog = requestLogStore(db)
+  const unwritten = unwrittenRows({ sessions, quotes, rates, rateLog: hitLog, requestLog })
   const behind = writeBehind(
     () =>
       driver.transaction(
@@ -105,7 +108,7 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
     quotes.forget(sessionId)
   })
   const deliveries = deliveryQueue(db)
-  const stores = engineStores(db, sessions, quotes)
+  const stores = engineStores(db, sessions, quotes, requestLog)
   const inTurn: Runner = (work) => driver.provideConnection(work)
   let closing = false
 
@@ -113,6 +116,20 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
 
   return {
     ...storesThrough(stores, inTurn),
+
+    // Reading the log writes what memory holds of it first, so a call just answered is listed.
+    requestLog: {
+      list: async (sessionId, query) => {
+        await behind.flush()
+        return inTurn(() => requestLog.list(sessionId, query))
+      },
+      find: async (sessionId, requestId) => {
+        await behind.flush()
+        return inTurn(() => requestLog.find(sessionId, requestId))
+      },
+    },
+
+    logCall: (call) => requestLog.add(call),
 
     ...memoryAdmission({ sessions, rates, failure: behind.failure, inTurn }),
 

@@ -1,0 +1,86 @@
+/**
+ * @module The request log on PostgreSQL: calls kept in this process's memory and written behind in
+ * one statement every `WRITE_BEHIND_MS` (a call's answer never waits for its line); each write keeps
+ * the newest `REQUEST_LOG_PER_SESSION` of a session. Another instance's calls show once it has
+ * written them (within that interval).
+ */
+import { REQUEST_LOG_PER_SESSION, type LoggedCall, type RequestLogStore } from '../storage'
+import type { Queryable } from './driver'
+
+/** How long a call's line may wait for the database: the most a crash loses of the log. */
+export const WRITE_BEHIND_MS = 200
+
+export function requestLogStore(sql: Queryable): RequestLogStore {
+  return {
+    async list(sessionId, { beforeId, failedOnly, path, since, until, limit }) {
+      return sql<{ id: number; entry: string }[]>`
+        SELECT id, entry FROM request_log
+        WHERE session_id = ${sessionId}
+          ${beforeId === null ? sql`` : sql`AND id < ${beforeId}`}
+          ${failedOnly ? sql`AND status >= 400` : sql``}
+          ${path === null ? sql`` : sql`AND path = ${path}`}
+          ${since === null ? sql`` : sql`AND at >= ${since}`}
+          ${until === null ? sql`` : sql`AND at <= ${until}`}
+        ORDER BY id DESC LIMIT ${limit}`
+    },
+    async find(sessionId, requestId) {
+      const [row] = await sql<{ id: number; entry: string }[]>`
+        SELECT id, entry FROM request_log WHERE session_id = ${sessionId} AND request_id = ${requestId}`
+      return row
+    },
+  }
+}
+
+/** The calls this process logged and has not written yet, and their writing. */
+export function requestLogWriter(sql: Queryable) {
+  let held: LoggedCall[] = []
+  let writing: Promise<void> = Promise.resolve()
+
+  async function write(taken: LoggedCall[]): Promise<void> {
+    const rows = taken.map((call) => ({
+      session_id: call.sessionId,
+      request_id: call.requestId,
+      at: call.at,
+      path: call.path,
+      status: call.status,
+      entry: call.entry,
+    }))
+    const sessions = [...new Set(taken.map((call) => call.sessionId))]
+    // Sessions the sweep purged meanwhile get nothing.
+    await sql`
+      INSERT INTO request_log (session_id, request_id, at, path, status, entry)
+      SELECT r.session_id, r.request_id, r.at, r.path, r.status, r.entry
+      FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(session_id bigint, request_id text, at bigint, path text, status integer, entry text)
+      WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id AND NOT s.purged)`
+    await sql`
+      DELETE FROM request_log l USING (
+        SELECT id FROM (
+          SELECT id, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY id DESC) AS place
+          FROM request_log WHERE session_id = ANY(${sessions}::bigint[])) ranked
+        WHERE place > ${REQUEST_LOG_PER_SESSION}) old
+      WHERE l.id = old.id`
+  }
+
+  return {
+    add(call: LoggedCall): void {
+      held.push(call)
+    },
+    /** Writes what is held, after any write under way; a failed write puts its calls back. */
+    flush(): Promise<void> {
+      writing = writing.then(async () => {
+        if (held.length === 0) return
+        const taken = held
+        held = []
+        try {
+          await write(taken)
+        } catch (error) {
+          held = taken.concat(held)
+          throw error
+        }
+      })
+      const done = writing
+      writing = writing.catch(() => {})
+      return done
+    },
+  }
+}
