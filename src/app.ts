@@ -18,6 +18,7 @@ import { eventRoutes } from './modules/events'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import type { Services } from './modules/services'
+import { requestLogRoutes } from './modules/request-log'
 import { sessionRoutes } from './modules/session'
 import { testHelperRoutes } from './modules/test-helpers'
 import { sessionAdmission } from './http/steps/admission'
@@ -77,6 +78,7 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
       .use(policyRoutes(admission, services))
       .use(eventRoutes(admission, services))
       .use(testHelperRoutes(admission, services))
+      .use(requestLogRoutes(admission, services))
   )
 }
 

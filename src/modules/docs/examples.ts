@@ -81,6 +81,7 @@ export const ERROR_EXAMPLES: { [Code in ErrorCode]: ErrorWording<Code> & { detai
   document_not_ready: { values: { readyAt: '2026-11-25T09:02:05.000Z' } },
   insurer_declined: {},
   event_not_found: {},
+  request_not_found: {},
   webhook_not_registered: {},
   clock_backwards: { values: { now: '2026-12-05T09:00:00.000Z' } },
   clock_too_far: { values: { maxDays: MAX_CLOCK_AHEAD_DAYS } },
