@@ -101,6 +101,36 @@ async function admittedSession(storage: Storage, network: string): Promise<numbe
 
 for (const name of ['sqlite', 'postgres'] as const) {
   describe(`${name} engine`, () => {
+    test('the request log: written behind, listed newest first and narrowed, found by request id, the newest 200 kept', async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const id = await admittedSession(storage, 'n:198.18.0.9')
+      const logged = (index: number) => ({
+        sessionId: id,
+        requestId: `req_${index.toString(16).padStart(4, '0')}`,
+        at: T0 + index,
+        path: index % 2 ? '/api/sandbox/plans/search' : '/api/sandbox/session',
+        status: index % 5 === 0 ? 422 : 200,
+        entry: JSON.stringify({ index }),
+      })
+      for (let index = 1; index <= 205; index++) storage.logCall(logged(index))
+      const all = await storage.requestLog.list(id, { beforeId: null, failedOnly: false, path: null, since: null, until: null, limit: 500 })
+      expect(all.map((row) => JSON.parse(row.entry).index)).toEqual(Array.from({ length: 200 }, (_, index) => 205 - index))
+      expect(await engine.count('request_log')).toBe(200)
+      const failed = await storage.requestLog.list(id, {
+        beforeId: all[10]!.id,
+        failedOnly: true,
+        path: '/api/sandbox/plans/search',
+        since: T0 + 100,
+        until: T0 + 190,
+        limit: 3,
+      })
+      expect(failed.map((row) => JSON.parse(row.entry).index)).toEqual([185, 175, 165])
+      expect(JSON.parse((await storage.requestLog.find(id, 'req_0064'))!.entry).index).toBe(100)
+      expect(await storage.requestLog.find(id + 1, 'req_0064')).toBeUndefined()
+      await storage.close()
+    })
+
     test('120 concurrent admissions on one network through two storages (one on SQLite) admit exactly the limit', async () => {
       const engine = await freshEngine(name)
       const [a, b] = await engine.pair()

@@ -46,12 +46,15 @@ export function requestLogWriter(sql: Queryable) {
       entry: call.entry,
     }))
     const sessions = [...new Set(taken.map((call) => call.sessionId))]
-    // Sessions the sweep purged meanwhile get nothing.
+    // In the order they were logged (ids are the list's order); sessions the sweep purged meanwhile get nothing.
     await sql`
       INSERT INTO request_log (session_id, request_id, at, path, status, entry)
       SELECT r.session_id, r.request_id, r.at, r.path, r.status, r.entry
-      FROM json_to_recordset(${JSON.stringify(rows)}::json) AS r(session_id bigint, request_id text, at bigint, path text, status integer, entry text)
-      WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id AND NOT s.purged)`
+      FROM ROWS FROM (json_to_recordset(${JSON.stringify(rows)}::text::json)
+          AS (session_id bigint, request_id text, at bigint, path text, status integer, entry text))
+        WITH ORDINALITY AS r(session_id, request_id, at, path, status, entry, n)
+      WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id AND NOT s.purged)
+      ORDER BY r.n`
     await sql`
       DELETE FROM request_log l USING (
         SELECT id FROM (
