@@ -19,6 +19,7 @@ import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import type { Services } from './modules/services'
 import { requestLogRoutes } from './modules/request-log'
+import { consoleDataRoutes, consoleRoutes } from './modules/console'
 import { sessionRoutes } from './modules/session'
 import { testHelperRoutes } from './modules/test-helpers'
 import { sessionAdmission } from './http/steps/admission'
@@ -57,6 +58,7 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
       // Before every step: health and documentation need no session and count against no allowance.
       .use(healthRoutes(storage))
       .use(docsRoutes(version, services))
+      .use(consoleDataRoutes(services))
       // 1. Request id, the headers every answer carries, the header budget, the caller's network.
       .use(requestStart({ config, clock, mode, peerAddress: runtime.peerAddress ?? (() => undefined) }))
       // Any step's failure, from here on, is answered as the error envelope (404 and 405 from the router too).
@@ -79,6 +81,7 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
       .use(eventRoutes(admission, services))
       .use(testHelperRoutes(admission, services))
       .use(requestLogRoutes(admission, services))
+      .use(consoleRoutes(admission, services))
   )
 }
 

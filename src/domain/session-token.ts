@@ -19,6 +19,14 @@ export function mintSession(now: number, lifetimeSeconds: number): MintedSession
   return { token, tokenHash: hashToken(token), ref: `sbx_${randomBytes(10).toString('hex')}`, expiresAt: now + lifetimeSeconds * 1000 }
 }
 
+/**
+ * The session's console token: derived from its cookie's token, so asking again gives the same link,
+ * and one-way, so the link never leads back to the token that calls the API.
+ */
+export function consoleToken(sessionToken: string): string {
+  return createHash('sha256').update(`console:${sessionToken}`).digest('base64url')
+}
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }

@@ -20,6 +20,7 @@ export const PATHS = {
   requestLog: '/api/sandbox/requests',
   requestLogEntry: '/api/sandbox/requests/:request_id',
   policies: '/api/sandbox/policies',
+  console: '/api/sandbox/console',
 } as const
 
 /** Reading the request log is not itself logged: a partner's look at it would push calls out of it. */
@@ -42,14 +43,16 @@ const CALL_PATHS = [
   POLICY_PATH,
   /^\/api\/sandbox\/(?:events|webhook|webhook\/test|events\/[^/]+\/resend)$/,
   /^\/api\/sandbox\/test_helpers\/clock(?:\/advance)?$/,
-  /^\/api\/sandbox\/(?:requests|requests\/[^/]+|policies)$/,
+  /^\/api\/sandbox\/(?:requests|requests\/[^/]+|policies|console)$/,
 ]
+/** A session's console: its data (the page is to come), read with its own token, not the session cookie. */
+const CONSOLE_PAGES = /^\/api\/sandbox\/console\/[^/]+\/data$/
 const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 
 /** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */
 export function allowedMethod(path: string): 'POST' | 'GET' | undefined {
   if (CALL_PATHS.some((pattern) => pattern.test(path))) return 'POST'
-  return DOCUMENTS.has(path) ? 'GET' : undefined
+  return DOCUMENTS.has(path) || CONSOLE_PAGES.test(path) ? 'GET' : undefined
 }
 
 /**

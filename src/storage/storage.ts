@@ -93,6 +93,10 @@ export interface SessionStore {
   clockOffset(id: number, now: number): Promise<number | null>
   /** Sets the session's clock offset (it only grows: the caller checks). */
   setClockOffset(id: number, offsetMs: number): Promise<void>
+  /** Records the hash of the session's console token (the same each time: it is derived from the session's). */
+  openConsole(id: number, consoleHash: string): Promise<void>
+  /** The live session whose console token has this hash. */
+  byConsole(consoleHash: string, now: number): Promise<SessionRow | undefined>
 }
 
 export interface QuoteStore {

@@ -28,6 +28,8 @@ export function storesThrough({ sessions, quotes, policies, idempotency, events,
       isLive: (id, now) => run(() => sessions.isLive(id, now)),
       clockOffset: (id, now) => run(() => sessions.clockOffset(id, now)),
       setClockOffset: (id, offsetMs) => run(() => sessions.setClockOffset(id, offsetMs)),
+      openConsole: (id, consoleHash) => run(() => sessions.openConsole(id, consoleHash)),
+      byConsole: (consoleHash, now) => run(() => sessions.byConsole(consoleHash, now)),
     },
     quotes: {
       unsaved: (sessionId, given) => run(() => quotes.unsaved(sessionId, given)),

@@ -15,6 +15,14 @@ export function sessionStore(sql: Queryable, locking: boolean): SessionStore {
         ${locking ? sql`FOR NO KEY UPDATE` : sql``}`
       return row ? Number(row.offset) : null
     },
+    async openConsole(id, consoleHash) {
+      await sql`UPDATE sessions SET console_hash = ${consoleHash} WHERE id = ${id}`
+    },
+    async byConsole(consoleHash, now) {
+      const [row] = await sql<{ id: number; ref: string; expires_at: number; clock_offset_ms: number }[]>`
+        SELECT id, ref, expires_at, clock_offset_ms FROM sessions WHERE console_hash = ${consoleHash} AND expires_at > ${now} AND NOT purged`
+      return row && { id: row.id, ref: row.ref, expiresAt: row.expires_at, clockOffsetMs: Number(row.clock_offset_ms) }
+    },
     async setClockOffset(id, offsetMs) {
       await sql`UPDATE sessions SET clock_offset_ms = ${offsetMs} WHERE id = ${id}`
     },

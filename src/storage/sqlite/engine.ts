@@ -39,7 +39,13 @@ export interface SqliteOptions {
 /** The stores over the file; sessions and quotes as memory serves them. */
 function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore, requestLog: RequestLog): StoreImplementations {
   return {
-    sessions: { isLive: sessions.isLive, clockOffset: sessions.clockOffset, setClockOffset: sessions.setClockOffset },
+    sessions: {
+      isLive: sessions.isLive,
+      clockOffset: sessions.clockOffset,
+      setClockOffset: sessions.setClockOffset,
+      openConsole: sessions.openConsole,
+      byConsole: sessions.byConsole,
+    },
     quotes: {
       unsaved: quotes.unsaved,
       find: quotes.find,

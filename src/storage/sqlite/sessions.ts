@@ -19,6 +19,10 @@ export function sessionStore(db: SqliteConnection) {
   )
   const offsetOf = db.prepare<{ clock_offset_ms: number }>('SELECT clock_offset_ms FROM sessions WHERE id = ?')
   const setOffset = db.prepare('UPDATE sessions SET clock_offset_ms = ? WHERE id = ?')
+  const setConsole = db.prepare('UPDATE sessions SET console_hash = ? WHERE id = ?')
+  const byConsoleHash = db.prepare<{ id: number; ref: string; expires_at: number; clock_offset_ms: number }>(
+    'SELECT id, ref, expires_at, clock_offset_ms FROM sessions WHERE console_hash = ? AND purged = 0',
+  )
   const insert = db.prepare('INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
   const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
   let lastId = db.prepare<{ id: number | null }>('SELECT MAX(id) AS id FROM sessions').get()?.id ?? 0
@@ -89,6 +93,16 @@ export function sessionStore(db: SqliteConnection) {
     setClockOffset(id: number, offsetMs: number): void {
       setOffset.run(offsetMs, id)
       settingOffsets.set(id, offsetMs)
+    },
+    /** In a transaction, which has written the session first (write-behind.ts). */
+    openConsole(id: number, consoleHash: string): void {
+      setConsole.run(consoleHash, id)
+    },
+    /** The live session with this console hash; its clock as memory has it (the file follows once committed). */
+    byConsole(consoleHash: string, now: number): SessionRow | undefined {
+      const row = byConsoleHash.get(consoleHash)
+      if (!row || row.expires_at <= now) return undefined
+      return remembered(row.id) ?? { id: row.id, ref: row.ref, expiresAt: row.expires_at, clockOffsetMs: row.clock_offset_ms }
     },
     /** The transaction committed: memory takes the offsets it set. */
     offsetsCommitted(): void {

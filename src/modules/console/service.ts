@@ -1,0 +1,44 @@
+/**
+ * @module The console of a session: a read-only view a person opens in a browser (a partner's
+ * server holds the session cookie, not their browser). Its link carries a token derived from the
+ * session's (domain/session-token.ts): the same link each time it is asked for, valid while the
+ * session lives, and never usable to call the API.
+ */
+import { consoleToken, hashToken } from '../../domain/session-token'
+import { isoTimestamp } from '../../domain/dates'
+import { clockView } from '../../domain/session-clock'
+import type { SessionRow } from '../../storage/storage'
+import { listEvents } from '../events/service'
+import { listPolicies } from '../policies/list'
+import { listCalls } from '../request-log/service'
+import type { Services } from '../services'
+import { inLiveSession } from '../session/service'
+
+export const CONSOLE_PATH = '/api/sandbox/console'
+
+/** The console's link for this session (its hash recorded, so the link finds the session). */
+export async function openConsole(services: Pick<Services, 'storage' | 'clock'>, session: SessionRow, sessionToken: string) {
+  const token = consoleToken(sessionToken)
+  await inLiveSession(services.storage, session.id, services.clock(), ({ sessions }) => sessions.openConsole(session.id, hashToken(token)))
+  return { console_url: `${CONSOLE_PATH}/${token}`, expires_at: isoTimestamp(session.expiresAt) }
+}
+
+/** What the console shows of the session whose console token this is; undefined for no live session. */
+export async function consoleData(services: Services, token: string) {
+  const now = services.clock()
+  const session = /^[A-Za-z0-9_-]{43}$/.test(token) ? await services.storage.sessions.byConsole(hashToken(token), now) : undefined
+  if (!session) return undefined
+  const [policies, events, calls] = await Promise.all([
+    listPolicies(services, session, { limit: 100 }),
+    listEvents(services, session, { limit: 100 }),
+    listCalls(services, session, { limit: 100 }),
+  ])
+  return {
+    session_ref: session.ref,
+    expires_at: isoTimestamp(session.expiresAt),
+    clock: clockView(now, session.clockOffsetMs),
+    policies: policies.policies,
+    events: events.events,
+    calls: calls.calls,
+  }
+}
