@@ -45,8 +45,8 @@ const CALL_PATHS = [
   /^\/api\/sandbox\/test_helpers\/clock(?:\/advance)?$/,
   /^\/api\/sandbox\/(?:requests|requests\/[^/]+|policies|console)$/,
 ]
-/** A session's console: its data (the page is to come), read with its own token, not the session cookie. */
-const CONSOLE_PAGES = /^\/api\/sandbox\/console\/[^/]+\/data$/
+/** A session's console: its page, the page's files and its data, read with its own token, not the session cookie. */
+const CONSOLE_PAGES = /^\/api\/sandbox\/console\/(?:[^/]+|[^/]+\/data|assets\/console\.(?:js|css))$/
 const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 
 /** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */

@@ -1,7 +1,7 @@
 /**
  * @module Routes: `POST /api/sandbox/console` (a sandbox call: the session's console link) and
  * `GET /api/sandbox/console/{token}/data` (what the console shows, as JSON: no cookie, no session
- * allowance). The page itself is not built yet (issue 35).
+ * allowance), the page that shows it (`GET /api/sandbox/console/{token}`) and the page's two files.
  */
 import { Elysia } from 'elysia'
 import { success } from '../../http/envelope'
@@ -11,16 +11,43 @@ import { PATHS } from '../../http/paths'
 import type { SessionAdmission } from '../../http/steps/admission'
 import type { Services } from '../services'
 import { ConsoleLinkData } from './model'
+import { CONSOLE_ASSETS, CONSOLE_CSP, consolePage, consoleScript, consoleStyle } from './page'
 import { CONSOLE_PATH, consoleData, openConsole } from './service'
+
+const HIDDEN = { detail: { hide: true } }
+
+const asset = (body: string, type: string) => () =>
+  new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' } })
 
 /** Before the request's steps, as the documentation is: a browser brings no session cookie. */
 export function consoleDataRoutes(services: Services) {
-  return new Elysia({ name: 'console-data' }).get(`${CONSOLE_PATH}/:token/data`, async ({ params }) => {
-    const data = await consoleData(services, params.token)
-    const headers = { 'content-type': 'application/json', 'cache-control': 'no-store' }
-    if (!data) return new Response(JSON.stringify({ error: 'no live session has this console link' }), { status: 404, headers })
-    return new Response(JSON.stringify(data), { headers })
-  })
+  return new Elysia({ name: 'console-data' })
+    .get(`${CONSOLE_ASSETS}/console.js`, asset(consoleScript, 'text/javascript'), HIDDEN)
+    .get(`${CONSOLE_ASSETS}/console.css`, asset(consoleStyle, 'text/css'), HIDDEN)
+    .get(
+      `${CONSOLE_PATH}/:token`,
+      () =>
+        new Response(consolePage, {
+          headers: {
+            'content-type': 'text/html; charset=utf-8',
+            'cache-control': 'no-store',
+            'content-security-policy': CONSOLE_CSP,
+            'referrer-policy': 'no-referrer',
+            'x-content-type-options': 'nosniff',
+          },
+        }),
+      HIDDEN,
+    )
+    .get(
+      `${CONSOLE_PATH}/:token/data`,
+      async ({ params }) => {
+        const data = await consoleData(services, params.token)
+        const headers = { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }
+        if (!data) return new Response(JSON.stringify({ error: 'no live session has this console link' }), { status: 404, headers })
+        return new Response(JSON.stringify(data), { headers })
+      },
+      HIDDEN,
+    )
 }
 
 export function consoleRoutes(admission: SessionAdmission, services: Services) {
