@@ -58,7 +58,7 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
       // Before every step: health and documentation need no session and count against no allowance.
       .use(healthRoutes(storage))
       .use(docsRoutes(version, services))
-      .use(consoleDataRoutes(services))
+      .use(consoleDataRoutes(services, runtime.peerAddress ?? (() => undefined)))
       // 1. Request id, the headers every answer carries, the header budget, the caller's network.
       .use(requestStart({ config, clock, mode, peerAddress: runtime.peerAddress ?? (() => undefined) }))
       // Any step's failure, from here on, is answered as the error envelope (404 and 405 from the router too).

@@ -8,6 +8,8 @@ import { success } from '../../http/envelope'
 import { NoFields, responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
+import { networkKey } from '../../http/client-address'
+import type { PeerAddress } from '../../http/steps/request-start'
 import type { SessionAdmission } from '../../http/steps/admission'
 import type { Services } from '../services'
 import { ConsoleLinkData } from './model'
@@ -16,12 +18,45 @@ import { CONSOLE_PATH, consoleData, openConsole } from './service'
 
 const HIDDEN = { detail: { hide: true } }
 
+/**
+ * The console's own fair use, per network and per process: a page polls every 2 s (30 a minute), so
+ * a few tabs fit; it never uses the session's allowance. Kept in memory: a restart forgets it.
+ */
+export const CONSOLE_VIEWS_PER_MINUTE = 120
+
+function consoleAllowance() {
+  const windows = new Map<string, { start: number; used: number }>()
+  return (network: string, now: number): number | null => {
+    if (windows.size > 10_000) windows.clear() // a flood of networks forgets, it does not grow
+    const window = windows.get(network)
+    if (!window || now - window.start >= 60_000) {
+      windows.set(network, { start: now, used: 1 })
+      return null
+    }
+    if (window.used >= CONSOLE_VIEWS_PER_MINUTE) return Math.ceil((window.start + 60_000 - now) / 1000)
+    window.used += 1
+    return null
+  }
+}
+
 const asset = (body: string, type: string) => () =>
   new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' } })
 
 /** Before the request's steps, as the documentation is: a browser brings no session cookie. */
-export function consoleDataRoutes(services: Services) {
+export function consoleDataRoutes(services: Services, peerAddress: PeerAddress) {
+  const allowance = consoleAllowance()
   return new Elysia({ name: 'console-data' })
+    .onBeforeHandle(({ request, server }) => {
+      const retryAfter = allowance(
+        networkKey(request, () => peerAddress(request, server ?? null), services.config.trustProxy),
+        services.clock(),
+      )
+      if (retryAfter === null) return
+      return new Response(JSON.stringify({ error: `at most ${CONSOLE_VIEWS_PER_MINUTE} console views a minute per network` }), {
+        status: 429,
+        headers: { 'content-type': 'application/json', 'retry-after': String(retryAfter), 'cache-control': 'no-store' },
+      })
+    })
     .get(`${CONSOLE_ASSETS}/console.js`, asset(consoleScript, 'text/javascript'), HIDDEN)
     .get(`${CONSOLE_ASSETS}/console.css`, asset(consoleStyle, 'text/css'), HIDDEN)
     .get(

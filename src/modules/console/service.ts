@@ -4,7 +4,7 @@
  * session's (domain/session-token.ts): the same link each time it is asked for, valid while the
  * session lives, and never usable to call the API.
  */
-import { consoleToken, hashToken } from '../../domain/session-token'
+import { hashToken } from '../../domain/session-token'
 import { isoTimestamp } from '../../domain/dates'
 import { clockView } from '../../domain/session-clock'
 import type { SessionRow } from '../../storage/storage'
@@ -12,16 +12,8 @@ import { listEvents } from '../events/service'
 import { listPolicies } from '../policies/list'
 import { listCalls } from '../request-log/service'
 import type { Services } from '../services'
-import { inLiveSession } from '../session/service'
 
-export const CONSOLE_PATH = '/api/sandbox/console'
-
-/** The console's link for this session (its hash recorded, so the link finds the session). */
-export async function openConsole(services: Pick<Services, 'storage' | 'clock'>, session: SessionRow, sessionToken: string) {
-  const token = consoleToken(sessionToken)
-  await inLiveSession(services.storage, session.id, services.clock(), ({ sessions }) => sessions.openConsole(session.id, hashToken(token)))
-  return { console_url: `${CONSOLE_PATH}/${token}`, expires_at: isoTimestamp(session.expiresAt) }
-}
+export { CONSOLE_PATH, openConsole } from '../session/service'
 
 /** What the console shows of the session whose console token this is; undefined for no live session. */
 export async function consoleData(services: Services, token: string) {

@@ -9,7 +9,7 @@ import type { SessionAdmission } from '../../http/steps/admission'
 import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
 import { SessionBody, SessionData } from './model'
 import { mintSession } from '../../domain/session-token'
-import { lifetimeSeconds, sessionPayload } from './service'
+import { lifetimeSeconds, openConsole, sessionPayload } from './service'
 
 export function sessionRoutes(admission: SessionAdmission, services: Services) {
   const { storage, config } = services
@@ -24,7 +24,8 @@ export function sessionRoutes(admission: SessionAdmission, services: Services) {
       sandbox.session = await storage.openSession(minted, now)
       sandbox.sessionToken = minted.token
       setSessionCookie(cookie[SESSION_COOKIE]!, request, config, minted.token, lifetime)
-      return success(sandbox, sessionPayload(sandbox.session, config, lifetime))
+      const { console_url } = await openConsole(services, sandbox.session, minted.token)
+      return success(sandbox, { ...sessionPayload(sandbox.session, config, lifetime), console_url })
     },
     {
       body: SessionBody,
