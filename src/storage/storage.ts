@@ -212,8 +212,8 @@ export interface LoggedCall {
 
 /** Which of a session's calls to list, newest first. */
 export interface RequestLogQuery {
-  /** Only calls older than this one (the previous page's last id); null from the newest. */
-  beforeId: number | null
+  /** Only calls older than this one (the previous page's last: its time and id); null from the newest. */
+  before: { at: number; id: number } | null
   /** Only calls answered 4xx or 5xx. */
   failedOnly: boolean
   path: string | null
@@ -223,10 +223,13 @@ export interface RequestLogQuery {
 }
 
 export interface RequestLogStore {
-  /** The session's calls, newest first, as `query` narrows them. */
-  list(sessionId: number, query: RequestLogQuery): Promise<{ id: number; entry: string }[]>
+  /**
+   * The session's calls, newest first (by the time each was admitted: instances write their calls
+   * at their own pace, so ids do not follow the calls), as `query` narrows them.
+   */
+  list(sessionId: number, query: RequestLogQuery): Promise<{ id: number; at: number; entry: string }[]>
   /** The session's call with this request id. */
-  find(sessionId: number, requestId: string): Promise<{ id: number; entry: string } | undefined>
+  find(sessionId: number, requestId: string): Promise<{ id: number; at: number; entry: string } | undefined>
 }
 
 export interface Stores {

@@ -114,11 +114,11 @@ for (const name of ['sqlite', 'postgres'] as const) {
         entry: JSON.stringify({ index }),
       })
       for (let index = 1; index <= 205; index++) storage.logCall(logged(index))
-      const all = await storage.requestLog.list(id, { beforeId: null, failedOnly: false, path: null, since: null, until: null, limit: 500 })
+      const all = await storage.requestLog.list(id, { before: null, failedOnly: false, path: null, since: null, until: null, limit: 500 })
       expect(all.map((row) => JSON.parse(row.entry).index)).toEqual(Array.from({ length: 200 }, (_, index) => 205 - index))
       expect(await engine.count('request_log')).toBe(200)
       const failed = await storage.requestLog.list(id, {
-        beforeId: all[10]!.id,
+        before: { at: all[10]!.at, id: all[10]!.id },
         failedOnly: true,
         path: '/api/sandbox/plans/search',
         since: T0 + 100,

@@ -2,7 +2,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 
-const Cursor = t.String({ pattern: '^[0-9]{1,15}$', description: "The previous answer's `next_cursor`.", 'x-issue': 'must be a next_cursor' })
+const Cursor = t.String({ pattern: '^[0-9]{1,15}_[0-9]{1,15}$', description: "The previous answer's `next_cursor`.", 'x-issue': 'must be a next_cursor' })
 
 export const RequestLogBody = t.Object(
   {

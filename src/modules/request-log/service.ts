@@ -8,10 +8,16 @@ import type { CallView, RequestLogRequest } from './model'
 
 const PAGE = 50
 
+/** A `next_cursor`: the last call's time and id. */
+const cursorOf = (cursor: string) => {
+  const [at, id] = cursor.split('_').map(Number) as [number, number]
+  return { at, id }
+}
+
 export async function listCalls(services: Pick<Services, 'storage'>, session: { id: number }, request: RequestLogRequest) {
   const limit = request.limit ?? PAGE
   const rows = await services.storage.requestLog.list(session.id, {
-    beforeId: request.cursor === undefined ? null : Number(request.cursor),
+    before: request.cursor === undefined ? null : cursorOf(request.cursor),
     failedOnly: request.failed ?? false,
     path: request.path ?? null,
     since: request.since === undefined ? null : Date.parse(request.since),
@@ -21,7 +27,7 @@ export async function listCalls(services: Pick<Services, 'storage'>, session: { 
   const page = rows.slice(0, limit)
   return {
     calls: page.map((row) => JSON.parse(row.entry) as CallView),
-    next_cursor: rows.length > limit ? String(page.at(-1)!.id) : null,
+    next_cursor: rows.length > limit ? `${page.at(-1)!.at}_${page.at(-1)!.id}` : null,
   }
 }
 

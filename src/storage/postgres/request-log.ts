@@ -12,20 +12,20 @@ export const WRITE_BEHIND_MS = 200
 
 export function requestLogStore(sql: Queryable): RequestLogStore {
   return {
-    async list(sessionId, { beforeId, failedOnly, path, since, until, limit }) {
-      return sql<{ id: number; entry: string }[]>`
-        SELECT id, entry FROM request_log
+    async list(sessionId, { before, failedOnly, path, since, until, limit }) {
+      return sql<{ id: number; at: number; entry: string }[]>`
+        SELECT id, at, entry FROM request_log
         WHERE session_id = ${sessionId}
-          ${beforeId === null ? sql`` : sql`AND id < ${beforeId}`}
+          ${before === null ? sql`` : sql`AND (at < ${before.at} OR (at = ${before.at} AND id < ${before.id}))`}
           ${failedOnly ? sql`AND status >= 400` : sql``}
           ${path === null ? sql`` : sql`AND path = ${path}`}
           ${since === null ? sql`` : sql`AND at >= ${since}`}
           ${until === null ? sql`` : sql`AND at <= ${until}`}
-        ORDER BY id DESC LIMIT ${limit}`
+        ORDER BY at DESC, id DESC LIMIT ${limit}`
     },
     async find(sessionId, requestId) {
-      const [row] = await sql<{ id: number; entry: string }[]>`
-        SELECT id, entry FROM request_log WHERE session_id = ${sessionId} AND request_id = ${requestId}`
+      const [row] = await sql<{ id: number; at: number; entry: string }[]>`
+        SELECT id, at, entry FROM request_log WHERE session_id = ${sessionId} AND request_id = ${requestId}`
       return row
     },
   }

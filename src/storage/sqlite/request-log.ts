@@ -18,13 +18,13 @@ export function requestLogStore(db: SqliteConnection) {
        SELECT id FROM request_log WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ${REQUEST_LOG_PER_SESSION})`,
   )
   // Every filter in one statement: a null parameter lets its condition pass.
-  const page = db.prepare<{ id: number; entry: string }>(
-    `SELECT id, entry FROM request_log
-     WHERE session_id = ? AND (? IS NULL OR id < ?) AND (? = 0 OR status >= 400) AND (? IS NULL OR path = ?)
+  const page = db.prepare<{ id: number; at: number; entry: string }>(
+    `SELECT id, at, entry FROM request_log
+     WHERE session_id = ? AND (? IS NULL OR at < ? OR (at = ? AND id < ?)) AND (? = 0 OR status >= 400) AND (? IS NULL OR path = ?)
        AND (? IS NULL OR at >= ?) AND (? IS NULL OR at <= ?)
-     ORDER BY id DESC LIMIT ?`,
+     ORDER BY at DESC, id DESC LIMIT ?`,
   )
-  const byRequest = db.prepare<{ id: number; entry: string }>('SELECT id, entry FROM request_log WHERE session_id = ? AND request_id = ?')
+  const byRequest = db.prepare<{ id: number; at: number; entry: string }>('SELECT id, at, entry FROM request_log WHERE session_id = ? AND request_id = ?')
   const pending = unwritten<LoggedCall[]>(
     () => [],
     (held) => held.length,
@@ -34,10 +34,11 @@ export function requestLogStore(db: SqliteConnection) {
     add(call: LoggedCall): void {
       pending.held.push(call)
     },
-    list(sessionId: number, { beforeId, failedOnly, path, since, until, limit }: RequestLogQuery): { id: number; entry: string }[] {
-      return page.all(sessionId, beforeId, beforeId, failedOnly ? 1 : 0, path, path, since, since, until, until, limit)
+    list(sessionId: number, { before, failedOnly, path, since, until, limit }: RequestLogQuery): { id: number; at: number; entry: string }[] {
+      const [at, id] = before === null ? [null, null] : [before.at, before.id]
+      return page.all(sessionId, at, at, at, id, failedOnly ? 1 : 0, path, path, since, since, until, until, limit)
     },
-    find(sessionId: number, requestId: string): { id: number; entry: string } | undefined {
+    find(sessionId: number, requestId: string): { id: number; at: number; entry: string } | undefined {
       return byRequest.get(sessionId, requestId)
     },
     /** The calls added and not yet written. */
