@@ -139,6 +139,7 @@ const NAMES: Record<FlowPath, readonly [operationId: string, tag: string]> = {
   [PATHS.policies]: ['listPolicies', 'Policies'],
   [PATHS.requestLog]: ['listRequests', 'Request log'],
   [PATHS.requestLogEntry]: ['readRequest', 'Request log'],
+  [PATHS.console]: ['openConsole', 'Request log'],
 }
 
 /** The flow's calls in the order a partner makes them (examples.ts: the position is the call's number). */

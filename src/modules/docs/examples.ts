@@ -55,6 +55,7 @@ export const FLOW = [
   PATHS.policies,
   PATHS.requestLog,
   PATHS.requestLogEntry,
+  PATHS.console,
 ] as const
 export type FlowPath = (typeof FLOW)[number]
 
@@ -160,6 +161,7 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     // The issue call, as the log keeps it (a path as listed: no reference in this one).
     [PATHS.requestLog]: { path: PATHS.issue },
     [PATHS.requestLogEntry]: {},
+    [PATHS.console]: {},
   } satisfies Record<FlowPath, object>
   // The cancel body's named examples; the first, a preview, is the flow's (it leaves the policy as it is).
   const cancellations = {
@@ -311,6 +313,7 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.policies]: { policies: [policyLine(services, cancelled, at(PATHS.policies))], next_cursor: null },
     [PATHS.requestLog]: { calls: [loggedIssue], next_cursor: null },
     [PATHS.requestLogEntry]: loggedIssue,
+    [PATHS.console]: { console_url: `/api/sandbox/console/${'Q2Vuc29sZVRva2Vu'.repeat(3).slice(0, 43)}`, expires_at: isoTimestamp(session.expiresAt) },
     // (The certificate answers its PDF: no example.)
   } satisfies Record<Exclude<FlowPath, typeof PATHS.certificate>, unknown>
   return {
