@@ -179,9 +179,13 @@ test.describe('logs', () => {
         ...sent.map(({ reply }) => reply.token).filter((value): value is string => !!value),
       ]
       expect(secrets.filter((secret) => output.includes(secret))).toEqual([])
-      // Nor at rest: the database (and its WAL) never holds the key, the e-mail or the token.
+      // Nor at rest: the database (and its WAL) never holds personal data, the key or a token. The
+      // request log keeps a body refused for other reasons as it was sent (its partner needs to see
+      // it), so the marked country of the validation failure is there, and only it.
       const stored = (await storeBytes(server.dbPath)).toString('latin1')
-      expect(secrets.filter((secret) => stored.includes(secret))).toEqual([])
+      const atRest = secrets.filter((secret) => ![MARK, MARK.toLowerCase(), PERSONAL.country].includes(secret))
+      expect(atRest.filter((secret) => stored.includes(secret))).toEqual([])
+      expect(stored.includes(PERSONAL.country)).toBe(true)
     })
   })
 })
