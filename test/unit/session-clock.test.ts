@@ -1,6 +1,8 @@
 /** @module A session's clock (domain/session-clock.ts): how it moves, what cover is at a time, which cover events are due. */
 import { describe, expect, test } from 'bun:test'
 import { advancedOffset, clockView, coverageAt, dueCoverage, MAX_CLOCK_AHEAD_DAYS } from '../../src/domain/session-clock'
+import { recordDueCoverage } from '../../src/modules/policies/coverage'
+import { inProcessApp, tripFrom } from './support/app'
 import { refusal } from './support/errors'
 
 const DAY = 86_400_000
@@ -62,16 +64,20 @@ describe('cover over time', () => {
   })
 })
 
+/** An in-process app whose sessions last a week (long enough to see a trip end), a session in it, and issuing a policy there. */
+async function weekLongSession() {
+  const sandbox = await inProcessApp({ SANDBOX_SESSION_TTL_SECONDS: String(7 * 86_400) })
+  const session = (await sandbox.call('session', {})).cookie!
+  const issue = async (trip: ReturnType<typeof tripFrom>) => {
+    const plan = (await sandbox.call('plans/search', { trip, travellers: [{ age: 30 }] }, { cookie: session })).body.data.plans[0].plan_id
+    return (await sandbox.call('policy/new', { plan_id: plan, trip, travellers: [{ age: 30 }] }, { cookie: session })).body.data.policy_ref as string
+  }
+  return { sandbox, session, issue }
+}
+
 describe('cover events as wall time passes (the poll every process runs)', () => {
   test('each boundary reached is recorded once, after the policy.issued before it; a cancelled policy records none', async () => {
-    const { inProcessApp, tripFrom } = await import('./support/app')
-    const { recordDueCoverage } = await import('../../src/modules/policies/coverage')
-    const sandbox = await inProcessApp({ SANDBOX_SESSION_TTL_SECONDS: String(7 * 86_400) })
-    const session = (await sandbox.call('session', {})).cookie!
-    const issue = async (trip: ReturnType<typeof tripFrom>) => {
-      const plan = (await sandbox.call('plans/search', { trip, travellers: [{ age: 30 }] }, { cookie: session })).body.data.plans[0].plan_id
-      return (await sandbox.call('policy/new', { plan_id: plan, trip, travellers: [{ age: 30 }] }, { cookie: session })).body.data.policy_ref as string
-    }
+    const { sandbox, session, issue } = await weekLongSession()
     const kept = await issue(tripFrom(sandbox.now(), 1, 2))
     const cancelled = await issue(tripFrom(sandbox.now(), 1, 2))
     await sandbox.call(`policy/${cancelled}/cancel`, {}, { cookie: session })
@@ -98,13 +104,9 @@ describe('cover events as wall time passes (the poll every process runs)', () =>
 
 describe('cover events after an advance, as wall time goes on', () => {
   test('due at the boundary on the session clock (wall time = boundary - offset); an extension moves the end', async () => {
-    const { inProcessApp, tripFrom } = await import('./support/app')
-    const { recordDueCoverage } = await import('../../src/modules/policies/coverage')
-    const sandbox = await inProcessApp({ SANDBOX_SESSION_TTL_SECONDS: String(7 * 86_400) })
-    const session = (await sandbox.call('session', {})).cookie!
+    const { sandbox, session, issue } = await weekLongSession()
     const trip = tripFrom(sandbox.now(), 10, 2)
-    const plan = (await sandbox.call('plans/search', { trip, travellers: [{ age: 30 }] }, { cookie: session })).body.data.plans[0].plan_id
-    const ref = (await sandbox.call('policy/new', { plan_id: plan, trip, travellers: [{ age: 30 }] }, { cookie: session })).body.data.policy_ref
+    const ref = await issue(trip)
     // Nine days ahead: cover starts within a day on the session's clock, ten days away in wall time.
     expect((await sandbox.call('test_helpers/clock/advance', { days: 9 }, { cookie: session })).body.data.recorded_events).toEqual([])
     const business = () => sandbox.now() + 9 * DAY

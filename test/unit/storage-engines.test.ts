@@ -13,6 +13,7 @@ import { postgresStorage } from '../../src/storage/postgres/engine'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
 import { startPostgres, type PostgresServer } from '../support/embedded-postgres'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
+import { policyRecord } from './support/storage'
 
 const LIMIT = 30
 const WINDOW_MS = 600_000
@@ -297,28 +298,7 @@ for (const name of ['sqlite', 'postgres'] as const) {
       const sessionId = await admittedSession(a, 'n:198.18.0.6')
       const trip = { origin_country: 'IN', destination_country: 'FR', start_date: '2030-02-01', end_date: '2030-02-05' }
       const policy = await a.transaction((stores) =>
-        stores.policies.insert({
-          sessionId,
-          ref: 'pol_sbx_00000000000000000001',
-          svcInsuranceId: 'svc_sbx_1',
-          planId: 'plan_x',
-          product: 'intl_standard',
-          status: 'issued',
-          trip,
-          travellers: [{ traveller_ref: 't', age: 30 }],
-          partnerReference: null,
-          currency: 'INR',
-          premiumMinor: 100,
-          createdAt: T0,
-          updatedAt: T0,
-          source: 'simulation',
-          upstreamRef: null,
-          documentReadyAt: T0,
-          cancellation: null,
-          documentVersion: 1,
-          coverageRecorded: 0 as const,
-          coverageDueAt: null,
-        }),
+        stores.policies.insert(policyRecord(sessionId, 'pol_sbx_00000000000000000001', T0, { svcInsuranceId: 'svc_sbx_1', trip })),
       )
       const sequences = await Promise.all(
         Array.from({ length: 16 }, (_, index) =>

@@ -11,7 +11,7 @@ import { TOMBSTONE_MS } from '../../src/domain/session-tombstone'
 import { sweepInBatches } from '../../src/storage/sweep'
 import { sweepBatch } from '../../src/storage/sqlite/sweep'
 import { rateLimiter } from './support/rate-limits'
-import { committed, fileForEachTest, migrated, seedQuotes, seedSession } from './support/storage'
+import { committed, fileForEachTest, migrated, policyRecord, seedQuotes, seedSession } from './support/storage'
 
 const WINDOW_MS = 600_000
 
@@ -221,28 +221,7 @@ describe('sweep', () => {
       },
     ])
     const policies = policyStore(file.db)
-    const policy = policies.insert({
-      sessionId: session.id,
-      ref: `pol_${ref}`,
-      svcInsuranceId: `svc_${ref}`,
-      planId: `plan_${ref}`,
-      product: 'intl_standard',
-      status: 'issued',
-      trip,
-      travellers: [{ traveller_ref: 't', age: 30 }],
-      partnerReference: null,
-      currency: 'INR',
-      premiumMinor: 100,
-      createdAt: T0,
-      updatedAt: T0,
-      source: 'simulation',
-      upstreamRef: null,
-      documentReadyAt: T0,
-      cancellation: null,
-      documentVersion: 1,
-      coverageRecorded: 0 as const,
-      coverageDueAt: null,
-    })
+    const policy = policies.insert(policyRecord(session.id, `pol_${ref}`, T0, { svcInsuranceId: `svc_${ref}`, planId: `plan_${ref}`, trip }))
     policies.endorse({ ...policy, status: 'endorsed' }, { scenario: 'extend_end_date', changes: {}, premiumChangeMinor: 0, createdAt: T0 }, 1)
     idempotencyStore(file.db).save(session.id, 'key', 'print', { ok: true }, T0)
     return session

@@ -7,7 +7,7 @@ import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/sqlite/connection'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
-import { fileForEachTest } from './support/storage'
+import { fileForEachTest, policyRecord } from './support/storage'
 
 const T0 = 1_800_000_000_000
 const HOUR = 3_600_000
@@ -46,28 +46,13 @@ beforeEach(() => {
 })
 
 /** A policy of the session `sessionId`, for a transaction to insert. */
-const policy = (sessionId: number, ref: string) => ({
-  sessionId,
-  ref,
-  svcInsuranceId: `svc_${ref}`,
-  planId: 'p',
-  product: 'x',
-  status: 'issued' as const,
-  trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' },
-  travellers: [{ traveller_ref: 't1', age: 30 }],
-  partnerReference: null,
-  currency: 'INR',
-  premiumMinor: 100,
-  createdAt: T0,
-  updatedAt: T0,
-  source: 'simulation' as const,
-  upstreamRef: null,
-  documentReadyAt: T0,
-  cancellation: null,
-  documentVersion: 1,
-  coverageRecorded: 0 as const,
-  coverageDueAt: null,
-})
+const policy = (sessionId: number, ref: string) =>
+  policyRecord(sessionId, ref, T0, {
+    planId: 'p',
+    product: 'x',
+    trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2027-01-01', end_date: '2027-01-05' },
+    travellers: [{ traveller_ref: 't1', age: 30 }],
+  })
 
 describe('transactions', () => {
   test('each is its own BEGIN IMMEDIATE … COMMIT, in turn, and is answered once it committed', async () => {

@@ -3,11 +3,10 @@
  * for a UAT policy), written with its endorsement; or, with `preview`, what it would answer.
  */
 import { businessNow } from '../../domain/session-clock'
-import { todayDayNumber } from '../../domain/dates'
 import { coverageDueAt } from './coverage'
 import { randomUUID } from 'node:crypto'
 import { ApiError } from '../../errors'
-import { isoTimestamp } from '../../domain/dates'
+import { isoTimestamp, todayDayNumber } from '../../domain/dates'
 import { agesKey, type Trip } from '../../domain/trip'
 import type { EndorsementRecord, PolicyRecord } from '../../storage/storage'
 import { premiumInPaise, toAmount, toMinorUnits } from '../plans/pricing'

@@ -11,7 +11,7 @@ import { sqliteStorage } from '../../../src/storage/sqlite/engine'
 import { migrate } from '../../../src/storage/sqlite/migrations'
 import { quoteStore } from '../../../src/storage/sqlite/quotes'
 import { sessionStore } from '../../../src/storage/sqlite/sessions'
-import type { Quote } from '../../../src/storage/storage'
+import type { PolicyRecord, Quote } from '../../../src/storage/storage'
 
 /** The embedded storage on a connection of the test's choosing (by default a fresh in-memory one). */
 export async function embeddedStorage(config: Config, db: SqliteConnection = openEmbedded(':memory:')) {
@@ -69,4 +69,31 @@ export function seedQuotes(db: SqliteConnection, sessionId: number, quotes: Quot
   const store = quoteStore(db)
   store.record(sessionId, quotes)
   store.write(store.unwritten.take())
+}
+
+/** A simulation policy of `sessionId`, issued at `at`, for a store to insert; `fields` as a test needs them. */
+export function policyRecord(sessionId: number, ref: string, at: number, fields: Partial<Omit<PolicyRecord, 'id'>> = {}): Omit<PolicyRecord, 'id'> {
+  return {
+    sessionId,
+    ref,
+    svcInsuranceId: `svc_${ref}`,
+    planId: 'plan_x',
+    product: 'intl_standard',
+    status: 'issued',
+    trip: { origin_country: 'IN', destination_country: 'FR', start_date: '2030-02-01', end_date: '2030-02-05' },
+    travellers: [{ traveller_ref: 't', age: 30 }],
+    partnerReference: null,
+    currency: 'INR',
+    premiumMinor: 100,
+    createdAt: at,
+    updatedAt: at,
+    source: 'simulation',
+    upstreamRef: null,
+    documentReadyAt: at,
+    cancellation: null,
+    documentVersion: 1,
+    coverageRecorded: 0,
+    coverageDueAt: null,
+    ...fields,
+  }
 }
