@@ -8,7 +8,7 @@ import { success } from '../../http/envelope'
 import { NoFields, responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
-import { networkKey } from '../../http/client-address'
+import { networkKey, requestOrigin } from '../../http/client-address'
 import type { PeerAddress } from '../../http/steps/request-start'
 import type { SessionAdmission } from '../../http/steps/admission'
 import type { Services } from '../services'
@@ -88,15 +88,20 @@ export function consoleDataRoutes(services: Services, peerAddress: PeerAddress) 
 export function consoleRoutes(admission: SessionAdmission, services: Services) {
   return new Elysia({ name: 'console-routes' })
     .use(admission)
-    .post(PATHS.console, async ({ sandbox }) => success(sandbox, await openConsole(services, sandbox.session!, sandbox.sessionToken!)), {
-      body: NoFields,
-      headers: outcomeHeaders(PATHS.console),
-      response: responses(ConsoleLinkData, []),
-      detail: {
-        summary: "This session's console link",
-        description:
-          "A read-only page of this session's policies, events and calls, for a person in a browser: print it when a test fails. " +
-          'The same link each time; valid while the session lives; it cannot call the API.',
+    .post(
+      PATHS.console,
+      async ({ sandbox, request }) =>
+        success(sandbox, await openConsole(services, sandbox.session!, sandbox.sessionToken!, requestOrigin(request, services.config.trustProxy))),
+      {
+        body: NoFields,
+        headers: outcomeHeaders(PATHS.console),
+        response: responses(ConsoleLinkData, []),
+        detail: {
+          summary: "This session's console link",
+          description:
+            "A read-only page of this session's policies, events and calls, for a person in a browser: print it when a test fails. " +
+            'The same link each time; valid while the session lives; it cannot call the API.',
+        },
       },
-    })
+    )
 }

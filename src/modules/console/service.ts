@@ -7,7 +7,6 @@
 import { hashToken } from '../../domain/session-token'
 import { isoTimestamp } from '../../domain/dates'
 import { clockView } from '../../domain/session-clock'
-import type { SessionRow } from '../../storage/storage'
 import { listEvents } from '../events/service'
 import { listPolicies } from '../policies/list'
 import { listCalls } from '../request-log/service'

@@ -313,7 +313,10 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.policies]: { policies: [policyLine(services, cancelled, at(PATHS.policies))], next_cursor: null },
     [PATHS.requestLog]: { calls: [loggedIssue], next_cursor: null },
     [PATHS.requestLogEntry]: loggedIssue,
-    [PATHS.console]: { console_url: `/api/sandbox/console/${'Q2Vuc29sZVRva2Vu'.repeat(3).slice(0, 43)}`, expires_at: isoTimestamp(session.expiresAt) },
+    [PATHS.console]: {
+      console_url: `http://localhost:3000/api/sandbox/console/${'Q2Vuc29sZVRva2Vu'.repeat(3).slice(0, 43)}`,
+      expires_at: isoTimestamp(session.expiresAt),
+    },
     // (The certificate answers its PDF: no example.)
   } satisfies Record<Exclude<FlowPath, typeof PATHS.certificate>, unknown>
   return {

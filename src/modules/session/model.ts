@@ -29,7 +29,7 @@ export const SessionData = t.Object({
   console_url: t.Optional(
     t.String({
       description:
-        "The session's console, relative to the sandbox's address: a read-only page of its policies, events and calls for a person's browser. " +
+        "The session's console, at the address the call was sent to (behind a trusted proxy, the one it forwards): a read-only page of its policies, events and calls for a person's browser. " +
         'Print it when a test fails. Also answered by `POST /api/sandbox/console`.',
     }),
   ),

@@ -47,11 +47,13 @@ export const sessionEnded = () => new ApiError('session_expired', { variant: 'en
 export const CONSOLE_PATH = '/api/sandbox/console'
 
 /**
- * The session's console link (modules/console/): its token is derived from the session's, so the
- * link is the same each time; its hash is recorded so that the link finds the session.
+ * The session's console link (modules/console/) at the origin the client used (`/` when it named
+ * none: then the link is relative): its token is derived from the session's, so the link is the
+ * same each time; its hash is recorded so that the link finds the session.
  */
-export async function openConsole(services: { storage: Storage; clock: () => number }, session: SessionRow, sessionToken: string) {
+export async function openConsole(services: { storage: Storage; clock: () => number }, session: SessionRow, sessionToken: string, origin: string) {
   const token = consoleToken(sessionToken)
   await inLiveSession(services.storage, session.id, services.clock(), ({ sessions }) => sessions.openConsole(session.id, hashToken(token)))
-  return { console_url: `${CONSOLE_PATH}/${token}`, expires_at: isoTimestamp(session.expiresAt) }
+  const base = origin === '/' ? '' : origin
+  return { console_url: `${base}${CONSOLE_PATH}/${token}`, expires_at: isoTimestamp(session.expiresAt) }
 }
