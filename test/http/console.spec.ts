@@ -64,3 +64,14 @@ test('the console shows a session driven elsewhere, follows it, escapes what it 
   })
   expect(violations.filter(({ impact }) => impact === 'serious' || impact === 'critical')).toEqual([])
 })
+
+test('a console link of no live session says so and stops asking', async ({ baseURL }) => {
+  browser = await openBrowser()
+  const page = await browser.newPage()
+  let reads = 0
+  page.on('request', (sent) => void (sent.url().endsWith('/data') && reads++))
+  await page.goto(`${baseURL}/api/sandbox/console/${'A'.repeat(43)}`)
+  await expect(page.getByRole('status')).toHaveText(/has ended, or the link is not one of a live session/)
+  await page.waitForTimeout(2_500) // longer than the page's 2 s between reads
+  expect(reads).toBe(1)
+})

@@ -133,15 +133,20 @@ async function refresh() {
   const status = document.getElementById('status')
   try {
     const response = await fetch(dataUrl, { cache: 'no-store' })
-    if (!response.ok) { status.textContent = 'This session has ended, or the link is not one of a live session.'; return false }
+    if (response.status === 429) {
+      status.textContent = 'Too many console views from your network this minute; waiting.'
+      return Number(response.headers.get('retry-after') ?? 60) * 1000
+    }
+    if (!response.ok) { status.textContent = 'This session has ended, or the link is not one of a live session.'; return null }
     render(await response.json())
     status.textContent = 'Updated ' + new Date().toLocaleTimeString()
   } catch {
     status.textContent = 'The sandbox did not answer; trying again.'
   }
-  return true
+  return 2000
 }
 
-async function loop() { if (await refresh()) setTimeout(loop, 2000) }
+// Every 2 s while the session lives; after a 429, once the console's allowance is back.
+async function loop() { const wait = await refresh(); if (wait !== null) setTimeout(loop, wait) }
 loop()
 `
