@@ -18,23 +18,68 @@ export const MAX_LOGGED_BYTES = 16 * 1024
 
 const KNOWN_OUTCOMES: ReadonlySet<string> = new Set([...FORCED_OUTCOMES, ...BUSINESS_OUTCOMES])
 
-/** JSON text of `value`, cut to `MAX_LOGGED_BYTES` (a cut one is a string, flagged). */
-function kept(value: unknown): { json: unknown; truncated: boolean } {
-  const text = JSON.stringify(value)
-  if (text === undefined || text.length <= MAX_LOGGED_BYTES) return { json: value ?? null, truncated: false }
-  return { json: text.slice(0, MAX_LOGGED_BYTES), truncated: true }
+/**
+ * JSON text of `value`, cut to `MAX_LOGGED_BYTES` characters: a cut one is the JSON string of its
+ * first part, flagged.
+ */
+function kept(value: unknown): { text: string; truncated: boolean } {
+  const text = JSON.stringify(value) ?? 'null'
+  if (text.length <= MAX_LOGGED_BYTES) return { text, truncated: false }
+  return { text: JSON.stringify(text.slice(0, MAX_LOGGED_BYTES)), truncated: true }
 }
 
-/** What the log keeps of the request's body. */
+/**
+ * Answer fields shown to their caller once and never kept: the webhook's signing secret, and the
+ * console link, whose token is stored only as its hash.
+ */
+const SHOWN_ONCE = ['secret', 'console_url'] as const
+
+function withoutSecrets(answer: any): unknown {
+  const data = answer?.data
+  if (data === null || typeof data !== 'object' || !SHOWN_ONCE.some((field) => field in data)) return answer
+  const redacted = { ...data }
+  for (const field of SHOWN_ONCE) if (field in redacted) redacted[field] = '(not kept in the log)'
+  return { ...answer, data: redacted }
+}
+
+/** The request's media type as sent (lowercase, without parameters), or a note when it is not one. */
+function mediaType(request: Request): string | null {
+  const header = request.headers.get('content-type')
+  if (header === null) return null
+  const type = header.split(';')[0]!.trim().toLowerCase()
+  return /^[a-z0-9!#$&^_.+-]{1,64}\/[a-z0-9!#$&^_.+-]{1,64}$/.test(type) ? type : '(not a media type)'
+}
+
+// Where each body's JSON text goes in its entry: the bodies are its largest part, so they are
+// stringified once, not again inside the entry.
+const SENT = '\u0000sent'
+const ANSWER = '\u0000answer'
+const SENT_JSON = JSON.stringify(SENT)
+const ANSWER_JSON = JSON.stringify(ANSWER)
+
+/**
+ * The entry's JSON with the bodies' text in place of their marks: the first sent mark (no text of
+ * the caller's comes before it) and the last answer mark (none comes after it).
+ */
+function spliced(entry: string, sent: string, answer: string): string {
+  const sentAt = entry.indexOf(SENT_JSON)
+  const answerAt = entry.lastIndexOf(ANSWER_JSON)
+  return entry.slice(0, sentAt) + sent + entry.slice(sentAt + SENT_JSON.length, answerAt) + answer + entry.slice(answerAt + ANSWER_JSON.length)
+}
+
+/** What the log keeps of the request's body: its JSON text, or a note. */
 function requestBody(state: RequestState, request: Request, errorCode: string | null, answer: any) {
-  if (state.loggedBody !== undefined) return { body: kept(state.loggedBody).json, note: null }
+  if (state.loggedBody !== undefined) {
+    const { text, truncated } = kept(state.loggedBody)
+    return { body: text, note: truncated ? `cut at ${MAX_LOGGED_BYTES} characters` : null }
+  }
   if (errorCode === 'pii_not_allowed') {
     const fields = (answer?.error?.details ?? []).map((detail: { field: string }) => detail.field)
-    return { body: null, note: `refused as personal data: not kept (fields: ${fields.join(', ')})` }
+    return { body: 'null', note: `refused as personal data: not kept (fields: ${fields.join(', ')})` }
   }
   const length = request.headers.get('content-length')
-  if (length === null || length === '0') return { body: null, note: null }
-  return { body: null, note: `not read as JSON (${errorCode ?? 'not read'}): not kept` }
+  if (length === null || length === '0') return { body: 'null', note: null }
+  return { body: 'null', note: `not kept (${errorCode ?? 'not read'})` }
 }
 
 /** The call's entry in its session's log, or null when it belongs to no session. */
@@ -45,8 +90,8 @@ export function callRecord(state: RequestState, request: Request, status: number
   const outcome = request.headers.get(FORCED_OUTCOME_HEADER)
   const path = loggedPath(pathOf(request.url))
   const sent = requestBody(state, request, errorCode, answer)
-  const answered = answer === undefined ? { json: null, truncated: false } : kept(answer)
-  const entry = {
+  const answered = answer === undefined ? { text: 'null', truncated: false } : kept(withoutSecrets(answer))
+  const entry = JSON.stringify({
     request_id: state.requestId,
     at: isoTimestamp(state.admittedAt),
     method: loggedMethod(request.method),
@@ -59,11 +104,8 @@ export function callRecord(state: RequestState, request: Request, status: number
       sandbox_outcome: outcome === null ? null : KNOWN_OUTCOMES.has(outcome) ? outcome : '(not a known outcome)',
       sandbox_delay_ms: state.delayMs > 0 ? state.delayMs : null,
     },
-    request: { content_type: request.headers.get('content-type') === null ? null : 'application/json', body: sent.body, note: sent.note },
-    answer:
-      answer === undefined
-        ? { content_type: String(headers['content-type'] ?? ''), body: null, truncated: false }
-        : { content_type: 'application/json', body: answered.json, truncated: answered.truncated },
-  }
-  return { sessionId: state.session.id, requestId: state.requestId, at: state.admittedAt, path, status, entry: JSON.stringify(entry) }
+    request: { content_type: mediaType(request), body: SENT, note: sent.note },
+    answer: { content_type: answer === undefined ? String(headers['content-type'] ?? '') : 'application/json', body: ANSWER, truncated: answered.truncated },
+  })
+  return { sessionId: state.session.id, requestId: state.requestId, at: state.admittedAt, path, status, entry: spliced(entry, sent.body, answered.text) }
 }

@@ -108,7 +108,7 @@ export const SESSION_CLOCK = (t: ColumnTypes) => `
 /**
  * The request log: each call a session makes, as its log lists it (`entry`, JSON), with what the
  * list filters on beside it. At most `REQUEST_LOG_PER_SESSION` per session (the oldest go as new
- * ones are written); swept with the session. And the hash of a session's console token, once asked for.
+ * ones are written); swept with the session.
  */
 export const REQUEST_LOG = (t: ColumnTypes) => `
   CREATE TABLE request_log (
@@ -120,8 +120,6 @@ export const REQUEST_LOG = (t: ColumnTypes) => `
     status     ${t.integer} NOT NULL,
     entry      ${t.text} NOT NULL
   );
-  CREATE INDEX request_log_by_session ON request_log (session_id, id);
+  CREATE INDEX request_log_by_session ON request_log (session_id, at, id);
   CREATE INDEX request_log_by_request ON request_log (session_id, request_id);
-  ALTER TABLE sessions ADD COLUMN console_hash ${t.text};
-  CREATE UNIQUE INDEX sessions_by_console ON sessions (console_hash) WHERE console_hash IS NOT NULL;
   `

@@ -93,10 +93,8 @@ export interface SessionStore {
   clockOffset(id: number, now: number): Promise<number | null>
   /** Sets the session's clock offset (it only grows: the caller checks). */
   setClockOffset(id: number, offsetMs: number): Promise<void>
-  /** Records the hash of the session's console token (the same each time: it is derived from the session's). */
-  openConsole(id: number, consoleHash: string): Promise<void>
-  /** The live session whose console token has this hash. */
-  byConsole(consoleHash: string, now: number): Promise<SessionRow | undefined>
+  /** The live session with this public ref, and its token's hash (a console link is checked against it). */
+  byRef(ref: string, now: number): Promise<(SessionRow & { tokenHash: string }) | undefined>
 }
 
 export interface QuoteStore {

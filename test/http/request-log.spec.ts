@@ -72,6 +72,34 @@ test.describe('the request log', () => {
     expect(rows.map((row) => row.entry).join('\n')).not.toContain('jane.doe')
   })
 
+  test('a 429 answered to the session is logged, and an Idempotency-Key as sent or replayed, never its value', async ({ privateServer }) => {
+    const server = await privateServer('log-limits', { SANDBOX_RATE_LIMIT: '5' })
+    const network = uniqueNetwork()
+    const opened = await call(server.url, API.session, { network })
+    const cookie = opened.token!
+    const trip = tripFrom(9, 4)
+    const plan = (await expectOk(await call(server.url, API.search, { network, cookie, body: searchBody(trip, ages(35)) }))).data.plans[0]
+    const key = 'booking-secret-77'
+    const issue = { network, cookie, body: { plan_id: plan.plan_id, trip, travellers: ages(35) }, headers: { 'idempotency-key': key } }
+    const issued = await expectOk(await call(server.url, API.issue, issue))
+    await expectOk(await call(server.url, API.issue, issue))
+    let refused: Awaited<ReturnType<typeof call>> | undefined
+    for (let attempt = 0; attempt < 5 && refused?.status !== 429; attempt++) refused = await call(server.url, LOG, { network, cookie, body: {} })
+    const limited = await expectError(refused!, 429, 'rate_limited')
+
+    // The session's allowance is spent: its console still reads the log (it has an allowance of its own).
+    const consoleCalls = async () => (await call(opened.json.data.console_url, '/data', { method: 'GET', network })).json.calls as any[]
+    await expect.poll(async () => (await consoleCalls()).some((logged) => logged.status === 429)).toBe(true)
+    const logged = await consoleCalls()
+    expect(logged[0]).toMatchObject({ path: LOG, status: 429, error_code: 'rate_limited', answer: { body: { error: limited } } })
+    const issues = logged.filter((entry) => entry.path === API.issue).reverse()
+    expect(issues.map((entry) => entry.testing.idempotency_key)).toEqual(['sent', 'replayed'])
+    expect(issues.map((entry) => entry.answer.body.data.policy_ref)).toEqual([issued.data.policy_ref, issued.data.policy_ref])
+    const stored = await queryStore<{ entry: string }>(server.dbPath, 'SELECT entry FROM request_log')
+    expect(stored.map((row) => row.entry).join('\n')).not.toContain(key)
+    expect(JSON.stringify(logged)).not.toContain(key)
+  })
+
   test('the newest 200 calls are kept, and survive a restart', async ({ privateServer }) => {
     test.setTimeout(120_000)
     const server = await privateServer('log-bound', { SANDBOX_RATE_LIMIT: '1000000' })

@@ -15,7 +15,8 @@ test("the console link is the same each time, shows the session's policies and c
   expect(again.body.data.console_url).toBe(link.body.data.console_url)
   expect(opened.body.data.console_url).toBe(link.body.data.console_url)
   // At the origin the call was sent to, so a partner can print it and open it as it is.
-  expect(link.body.data.console_url).toMatch(/^http:\/\/localhost\/api\/sandbox\/console\/[A-Za-z0-9_-]{43}$/)
+  expect(link.body.data.console_url).toMatch(/^http:\/\/localhost\/api\/sandbox\/console\/sbx_[0-9a-f]{20}\.[A-Za-z0-9_-]{43}$/)
+  expect(link.body.data.console_url).toContain(opened.body.data.session_ref)
   // A call is logged once its answer has gone (the access-log step runs after it).
   await new Promise((resolve) => setTimeout(resolve, 20))
   const data = await sandbox.app.handle(new Request(`${link.body.data.console_url}/data`))
@@ -25,6 +26,9 @@ test("the console link is the same each time, shows the session's policies and c
   expect(body.calls.length).toBeGreaterThanOrEqual(3)
   const wrong = await sandbox.app.handle(new Request(`http://localhost/api/sandbox/console/${'a'.repeat(43)}/data`))
   expect(wrong.status).toBe(404)
+  // The session's ref is public: with any other proof the link finds nothing.
+  const forged = await sandbox.app.handle(new Request(`${link.body.data.console_url.replace(/\.[^.]+$/, `.${'A'.repeat(43)}`)}/data`))
+  expect(forged.status).toBe(404)
   // The console token is not a session token: the API treats it as no cookie (a new session).
   const token = link.body.data.console_url.split('/').at(-1)
   const asCookie = await sandbox.call('policies', {}, { cookie: token })

@@ -129,6 +129,20 @@ for (const name of ['sqlite', 'postgres'] as const) {
       expect(failed.map((row) => JSON.parse(row.entry).index)).toEqual([185, 175, 165])
       expect(JSON.parse((await storage.requestLog.find(id, 'req_0064'))!.entry).index).toBe(100)
       expect(await storage.requestLog.find(id + 1, 'req_0064')).toBeUndefined()
+      // Trimmed in the list's order: a call written late but admitted before every kept one goes.
+      storage.logCall({ ...logged(206), at: T0 + 3 })
+      const kept = await storage.requestLog.list(id, { before: null, failedOnly: false, path: null, since: null, until: null, limit: 500 })
+      expect(kept.map((row) => JSON.parse(row.entry).index)).toEqual(all.map((row) => JSON.parse(row.entry).index))
+      await storage.close()
+    })
+
+    test("a session found by its public ref while it runs, with its token's hash (a console link is checked against it)", async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const id = await admittedSession(storage, 'n:198.18.0.10')
+      expect(await storage.sessions.byRef(session(1).ref, T0 + 1)).toMatchObject({ id, ref: session(1).ref, tokenHash: 'hash-1', expiresAt: T0 + TTL_MS })
+      expect(await storage.sessions.byRef(session(1).ref, T0 + TTL_MS)).toBeUndefined()
+      expect(await storage.sessions.byRef(session(2).ref, T0 + 1)).toBeUndefined()
       await storage.close()
     })
 

@@ -8,13 +8,15 @@ import { success } from '../../http/envelope'
 import { NoFields, responses } from '../../http/envelope-model'
 import { outcomeHeaders } from '../../http/headers-model'
 import { PATHS } from '../../http/paths'
-import { networkKey, requestOrigin } from '../../http/client-address'
+import { networkKey } from '../../http/client-address'
 import type { PeerAddress } from '../../http/steps/request-start'
 import type { SessionAdmission } from '../../http/steps/admission'
 import type { Services } from '../services'
 import { ConsoleLinkData } from './model'
 import { CONSOLE_ASSETS, CONSOLE_CSP, consolePage, consoleScript, consoleStyle } from './page'
-import { CONSOLE_PATH, consoleData, openConsole } from './service'
+import { consoleData } from './service'
+import { consoleLink } from '../../http/console-link'
+import { hashToken } from '../../domain/session-token'
 
 const HIDDEN = { detail: { hide: true } }
 
@@ -24,12 +26,19 @@ const HIDDEN = { detail: { hide: true } }
  */
 export const CONSOLE_VIEWS_PER_MINUTE = 120
 
+/** Networks whose windows are kept at most: past it the oldest windows are forgotten (memory stays bounded). */
+const NETWORKS_KEPT = 50_000
+
 function consoleAllowance() {
+  // In the order the windows started (a new one is set at the end), so ended ones come first.
   const windows = new Map<string, { start: number; used: number }>()
   return (network: string, now: number): number | null => {
-    if (windows.size > 10_000) windows.clear() // a flood of networks forgets, it does not grow
+    for (const [key, window] of windows) {
+      if (now - window.start < 60_000 && windows.size <= NETWORKS_KEPT) break
+      windows.delete(key)
+    }
     const window = windows.get(network)
-    if (!window || now - window.start >= 60_000) {
+    if (!window) {
       windows.set(network, { start: now, used: 1 })
       return null
     }
@@ -60,7 +69,7 @@ export function consoleDataRoutes(services: Services, peerAddress: PeerAddress) 
     .get(`${CONSOLE_ASSETS}/console.js`, asset(consoleScript, 'text/javascript'), HIDDEN)
     .get(`${CONSOLE_ASSETS}/console.css`, asset(consoleStyle, 'text/css'), HIDDEN)
     .get(
-      `${CONSOLE_PATH}/:token`,
+      `${PATHS.console}/:token`,
       () =>
         new Response(consolePage, {
           headers: {
@@ -74,7 +83,7 @@ export function consoleDataRoutes(services: Services, peerAddress: PeerAddress) 
       HIDDEN,
     )
     .get(
-      `${CONSOLE_PATH}/:token/data`,
+      `${PATHS.console}/:token/data`,
       async ({ params }) => {
         const data = await consoleData(services, params.token)
         const headers = { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }
@@ -90,8 +99,7 @@ export function consoleRoutes(admission: SessionAdmission, services: Services) {
     .use(admission)
     .post(
       PATHS.console,
-      async ({ sandbox, request }) =>
-        success(sandbox, await openConsole(services, sandbox.session!, sandbox.sessionToken!, requestOrigin(request, services.config.trustProxy))),
+      ({ sandbox, request }) => success(sandbox, consoleLink(request, services.config.trustProxy, sandbox.session!, hashToken(sandbox.sessionToken!))),
       {
         body: NoFields,
         headers: outcomeHeaders(PATHS.console),

@@ -69,7 +69,6 @@ code { word-break: break-all; }
 
 export const consoleScript = `
 'use strict'
-const token = location.pathname.split('/').filter(Boolean).at(-1)
 const dataUrl = location.pathname.replace(/\\/$/, '') + '/data'
 
 function cell(row, text) {
@@ -137,7 +136,8 @@ async function refresh() {
       status.textContent = 'Too many console views from your network this minute; waiting.'
       return Number(response.headers.get('retry-after') ?? 60) * 1000
     }
-    if (!response.ok) { status.textContent = 'This session has ended, or the link is not one of a live session.'; return null }
+    if (response.status === 404) { status.textContent = 'This session has ended, or the link is not one of a live session.'; return null }
+    if (!response.ok) { status.textContent = 'The sandbox answered ' + response.status + '; trying again.'; return 2000 }
     render(await response.json())
     status.textContent = 'Updated ' + new Date().toLocaleTimeString()
   } catch {

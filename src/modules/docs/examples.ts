@@ -19,6 +19,7 @@ import type { PolicyRecord } from '../../storage/storage'
 import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans/pricing'
 import { issuedPayload, policyEventData, policyView, refundView } from '../policies/read'
 import { sessionPayload } from '../session/service'
+import { consoleLink } from '../../http/console-link'
 import { EVENT_TYPES, newEvent } from '../../domain/events'
 import { MAX_CLOCK_AHEAD_DAYS, clockView } from '../../domain/session-clock'
 import { TEST_MESSAGE } from '../events/service'
@@ -264,8 +265,10 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     request: { content_type: 'application/json', body: issue, note: null },
     answer: { content_type: 'application/json', body: issueAnswer, truncated: false },
   }
+  // The link of a session with this ref (its proof from a made-up token hash), on the default port.
+  const consoleAnswer = consoleLink(new Request('http://localhost:3000/'), 0, session, 'example-token-hash')
   const data = {
-    [PATHS.session]: sessionPayload(session, config, lifetime),
+    [PATHS.session]: { ...sessionPayload(session, config, lifetime), console_url: consoleAnswer.console_url },
     [PATHS.search]: { trip, travellers: travellers.length, currency, plans: priced.map(({ plan }) => plan) },
     [PATHS.issue]: issuedPayload(services, issued, at(PATHS.issue)),
     [PATHS.modify]: {
@@ -313,10 +316,7 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.policies]: { policies: [policyLine(services, cancelled, at(PATHS.policies))], next_cursor: null },
     [PATHS.requestLog]: { calls: [loggedIssue], next_cursor: null },
     [PATHS.requestLogEntry]: loggedIssue,
-    [PATHS.console]: {
-      console_url: `http://localhost:3000/api/sandbox/console/${'Q2Vuc29sZVRva2Vu'.repeat(3).slice(0, 43)}`,
-      expires_at: isoTimestamp(session.expiresAt),
-    },
+    [PATHS.console]: consoleAnswer,
     // (The certificate answers its PDF: no example.)
   } satisfies Record<Exclude<FlowPath, typeof PATHS.certificate>, unknown>
   return {

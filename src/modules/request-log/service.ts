@@ -2,7 +2,8 @@
  * @module Reading a session's request log: its calls newest first, narrowed and paged, and one call
  * by its `request_id` (another session's is not found, as every foreign reference).
  */
-import { ApiError } from '../../errors'
+import { ApiError, throwIfInvalid } from '../../errors'
+import { toInstant } from '../../domain/dates'
 import type { Services } from '../services'
 import type { CallView, RequestLogRequest } from './model'
 
@@ -14,14 +15,22 @@ const cursorOf = (cursor: string) => {
   return { at, id }
 }
 
+/** A time filter as epoch ms; one that is not a real instant with its zone is refused, not ignored. */
+function instantFilter(field: 'since' | 'until', text: string | undefined): number | null {
+  if (text === undefined) return null
+  const at = toInstant(text)
+  if (at === null) throwIfInvalid([{ field, issue: 'must be an ISO 8601 instant with its zone (e.g. 2026-11-27T09:00:00Z)' }])
+  return at
+}
+
 export async function listCalls(services: Pick<Services, 'storage'>, session: { id: number }, request: RequestLogRequest) {
   const limit = request.limit ?? PAGE
   const rows = await services.storage.requestLog.list(session.id, {
     before: request.cursor === undefined ? null : cursorOf(request.cursor),
     failedOnly: request.failed ?? false,
     path: request.path ?? null,
-    since: request.since === undefined ? null : Date.parse(request.since),
-    until: request.until === undefined ? null : Date.parse(request.until),
+    since: instantFilter('since', request.since),
+    until: instantFilter('until', request.until),
     limit: limit + 1,
   })
   const page = rows.slice(0, limit)

@@ -7,10 +7,10 @@ import { outcomeHeaders } from '../../http/headers-model'
 import type { Services } from '../services'
 import type { SessionAdmission } from '../../http/steps/admission'
 import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
-import { requestOrigin } from '../../http/client-address'
 import { SessionBody, SessionData } from './model'
 import { mintSession } from '../../domain/session-token'
-import { lifetimeSeconds, openConsole, sessionPayload } from './service'
+import { lifetimeSeconds, sessionPayload } from './service'
+import { consoleLink } from '../../http/console-link'
 
 export function sessionRoutes(admission: SessionAdmission, services: Services) {
   const { storage, config } = services
@@ -25,8 +25,7 @@ export function sessionRoutes(admission: SessionAdmission, services: Services) {
       sandbox.session = await storage.openSession(minted, now)
       sandbox.sessionToken = minted.token
       setSessionCookie(cookie[SESSION_COOKIE]!, request, config, minted.token, lifetime)
-      const origin = requestOrigin(request, config.trustProxy)
-      const { console_url } = await openConsole(services, sandbox.session, minted.token, origin)
+      const { console_url } = consoleLink(request, config.trustProxy, sandbox.session, minted.tokenHash)
       return success(sandbox, { ...sessionPayload(sandbox.session, config, lifetime), console_url })
     },
     {

@@ -5,8 +5,7 @@
 import type { Config } from '../../config'
 import { isoTimestamp } from '../../domain/dates'
 import { ApiError } from '../../errors'
-import { consoleToken, hashToken } from '../../domain/session-token'
-import type { SessionRow, Storage, Stores } from '../../storage/storage'
+import type { Storage, Stores } from '../../storage/storage'
 
 /**
  * The lifetime of a session created explicitly: the configured one, or the shorter one asked for
@@ -43,17 +42,3 @@ export function inLiveSession<T>(storage: Storage, sessionId: number, now: numbe
 }
 
 export const sessionEnded = () => new ApiError('session_expired', { variant: 'endedInFlight' })
-
-export const CONSOLE_PATH = '/api/sandbox/console'
-
-/**
- * The session's console link (modules/console/) at the origin the client used (`/` when it named
- * none: then the link is relative): its token is derived from the session's, so the link is the
- * same each time; its hash is recorded so that the link finds the session.
- */
-export async function openConsole(services: { storage: Storage; clock: () => number }, session: SessionRow, sessionToken: string, origin: string) {
-  const token = consoleToken(sessionToken)
-  await inLiveSession(services.storage, session.id, services.clock(), ({ sessions }) => sessions.openConsole(session.id, hashToken(token)))
-  const base = origin === '/' ? '' : origin
-  return { console_url: `${base}${CONSOLE_PATH}/${token}`, expires_at: isoTimestamp(session.expiresAt) }
-}

@@ -5,7 +5,8 @@
  * written them (within that interval).
  */
 import { REQUEST_LOG_PER_SESSION, type LoggedCall, type RequestLogStore } from '../storage'
-import type { Queryable } from './driver'
+import { inTransaction, type Queryable } from './driver'
+import type { Sql } from 'postgres'
 
 /** How long a call's line may wait for the database: the most a crash loses of the log. */
 export const WRITE_BEHIND_MS = 200
@@ -31,8 +32,14 @@ export function requestLogStore(sql: Queryable): RequestLogStore {
   }
 }
 
+/**
+ * The most calls held unwritten while the database does not take them: past it the oldest go (the
+ * log is a help, not a record; a session keeps only its newest 200 anyway).
+ */
+export const HELD_AT_MOST = 20_000
+
 /** The calls this process logged and has not written yet, and their writing. */
-export function requestLogWriter(sql: Queryable) {
+export function requestLogWriter(sql: Sql<any>) {
   let held: LoggedCall[] = []
   let writing: Promise<void> = Promise.resolve()
 
@@ -46,27 +53,31 @@ export function requestLogWriter(sql: Queryable) {
       entry: call.entry,
     }))
     const sessions = [...new Set(taken.map((call) => call.sessionId))]
-    // In the order they were logged (ids are the list's order); sessions the sweep purged meanwhile get nothing.
-    await sql`
-      INSERT INTO request_log (session_id, request_id, at, path, status, entry)
-      SELECT r.session_id, r.request_id, r.at, r.path, r.status, r.entry
-      FROM ROWS FROM (json_to_recordset(${JSON.stringify(rows)}::text::json)
-          AS (session_id bigint, request_id text, at bigint, path text, status integer, entry text))
-        WITH ORDINALITY AS r(session_id, request_id, at, path, status, entry, n)
-      WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id AND NOT s.purged)
-      ORDER BY r.n`
-    await sql`
-      DELETE FROM request_log l USING (
-        SELECT id FROM (
-          SELECT id, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY id DESC) AS place
-          FROM request_log WHERE session_id = ANY(${sessions}::bigint[])) ranked
-        WHERE place > ${REQUEST_LOG_PER_SESSION}) old
-      WHERE l.id = old.id`
+    // In the order they were logged; sessions the sweep purged meanwhile get nothing. The trim in the
+    // same transaction, so that a failed one never leaves calls written that are then written again.
+    await inTransaction(sql, async (connection) => {
+      await connection`
+        INSERT INTO request_log (session_id, request_id, at, path, status, entry)
+        SELECT r.session_id, r.request_id, r.at, r.path, r.status, r.entry
+        FROM ROWS FROM (json_to_recordset(${JSON.stringify(rows)}::text::json)
+            AS (session_id bigint, request_id text, at bigint, path text, status integer, entry text))
+          WITH ORDINALITY AS r(session_id, request_id, at, path, status, entry, n)
+        WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id AND NOT s.purged)
+        ORDER BY r.n`
+      await connection`
+        DELETE FROM request_log l USING (
+          SELECT id FROM (
+            SELECT id, ROW_NUMBER() OVER (PARTITION BY session_id ORDER BY at DESC, id DESC) AS place
+            FROM request_log WHERE session_id = ANY(${sessions}::bigint[])) ranked
+          WHERE place > ${REQUEST_LOG_PER_SESSION}) old
+        WHERE l.id = old.id`
+    })
   }
 
   return {
     add(call: LoggedCall): void {
       held.push(call)
+      if (held.length > HELD_AT_MOST) held.splice(0, held.length - HELD_AT_MOST)
     },
     /** Writes what is held, after any write under way; a failed write puts its calls back. */
     flush(): Promise<void> {
@@ -77,7 +88,7 @@ export function requestLogWriter(sql: Queryable) {
         try {
           await write(taken)
         } catch (error) {
-          held = taken.concat(held)
+          held = taken.concat(held).slice(-HELD_AT_MOST)
           throw error
         }
       })

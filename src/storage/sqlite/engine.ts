@@ -43,8 +43,7 @@ function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: Quot
       isLive: sessions.isLive,
       clockOffset: sessions.clockOffset,
       setClockOffset: sessions.setClockOffset,
-      openConsole: sessions.openConsole,
-      byConsole: sessions.byConsole,
+      byRef: sessions.byRef,
     },
     quotes: {
       unsaved: quotes.unsaved,
@@ -119,9 +118,19 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
   let closing = false
 
   const inTransaction = transactionStores(stores)
+  const through = storesThrough(stores, inTurn)
 
   return {
-    ...storesThrough(stores, inTurn),
+    ...through,
+
+    // A console link of a session opened a moment ago finds it: memory's sessions are written first.
+    sessions: {
+      ...through.sessions,
+      byRef: async (ref, now) => {
+        await behind.flush()
+        return inTurn(() => sessions.byRef(ref, now))
+      },
+    },
 
     // Reading the log writes what memory holds of it first, so a call just answered is listed.
     requestLog: {

@@ -13,9 +13,10 @@ export function requestLogStore(db: SqliteConnection) {
     `INSERT INTO request_log (session_id, request_id, at, path, status, entry)
      SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ? AND purged = 0)`,
   )
+  // In the list's order: a call answered late (a delay) is placed by when it was admitted.
   const prune = db.prepare(
-    `DELETE FROM request_log WHERE session_id = ? AND id <= (
-       SELECT id FROM request_log WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ${REQUEST_LOG_PER_SESSION})`,
+    `DELETE FROM request_log WHERE session_id = ? AND (at, id) <= (
+       SELECT at, id FROM request_log WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT 1 OFFSET ${REQUEST_LOG_PER_SESSION})`,
   )
   // Every filter in one statement: a null parameter lets its condition pass.
   const page = db.prepare<{ id: number; at: number; entry: string }>(

@@ -19,9 +19,8 @@ export function sessionStore(db: SqliteConnection) {
   )
   const offsetOf = db.prepare<{ clock_offset_ms: number }>('SELECT clock_offset_ms FROM sessions WHERE id = ?')
   const setOffset = db.prepare('UPDATE sessions SET clock_offset_ms = ? WHERE id = ?')
-  const setConsole = db.prepare('UPDATE sessions SET console_hash = ? WHERE id = ?')
-  const byConsoleHash = db.prepare<{ id: number; ref: string; expires_at: number; clock_offset_ms: number }>(
-    'SELECT id, ref, expires_at, clock_offset_ms FROM sessions WHERE console_hash = ? AND purged = 0',
+  const byPublicRef = db.prepare<{ id: number; token_hash: string; expires_at: number; clock_offset_ms: number }>(
+    'SELECT id, token_hash, expires_at, clock_offset_ms FROM sessions WHERE ref = ? AND purged = 0',
   )
   const insert = db.prepare('INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
   const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
@@ -94,15 +93,15 @@ export function sessionStore(db: SqliteConnection) {
       setOffset.run(offsetMs, id)
       settingOffsets.set(id, offsetMs)
     },
-    /** In a transaction, which has written the session first (write-behind.ts). */
-    openConsole(id: number, consoleHash: string): void {
-      setConsole.run(consoleHash, id)
-    },
-    /** The live session with this console hash; its clock as memory has it (the file follows once committed). */
-    byConsole(consoleHash: string, now: number): SessionRow | undefined {
-      const row = byConsoleHash.get(consoleHash)
+    /**
+     * The live session with this ref as the file has it (the engine writes memory's first), its clock
+     * as memory has it (the file follows once committed).
+     */
+    byRef(ref: string, now: number): (SessionRow & { tokenHash: string }) | undefined {
+      const row = byPublicRef.get(ref)
       if (!row || row.expires_at <= now) return undefined
-      return remembered(row.id) ?? { id: row.id, ref: row.ref, expiresAt: row.expires_at, clockOffsetMs: row.clock_offset_ms }
+      const session = remembered(row.id) ?? { id: row.id, ref, expiresAt: row.expires_at, clockOffsetMs: row.clock_offset_ms }
+      return { ...session, tokenHash: row.token_hash }
     },
     /** The transaction committed: memory takes the offsets it set. */
     offsetsCommitted(): void {
