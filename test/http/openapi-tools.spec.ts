@@ -538,6 +538,7 @@ test('README walk-through with curl: the script the README shows runs as pasted'
   const dir = mkdtempSync(join(TMP, 'curl-'))
   try {
     const output = run('bash', [join(ROOT, 'test', 'walkthrough.sh')], { cwd: dir, env: { SANDBOX: server.url } }).stdout
+    expect(output).toMatch(/"console_url":"http:\/\/[^"]+\/api\/sandbox\/console\/sbx_[0-9a-f]{20}\.[\w-]{43}"/)
     expect(output).toMatch(/^plan_id: plan_\w+$/m)
     expect(output).toMatch(/^policy_ref: pol_sbx_[0-9a-f]+$/m)
     expect(output).toContain('"status":"endorsed"')

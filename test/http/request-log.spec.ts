@@ -84,14 +84,15 @@ test.describe('the request log', () => {
     const issued = await expectOk(await call(server.url, API.issue, issue))
     await expectOk(await call(server.url, API.issue, issue))
     let refused: Awaited<ReturnType<typeof call>> | undefined
-    for (let attempt = 0; attempt < 5 && refused?.status !== 429; attempt++) refused = await call(server.url, LOG, { network, cookie, body: {} })
+    const POLICIES = '/api/sandbox/policies' // logged (reading the log itself is not)
+    for (let attempt = 0; attempt < 5 && refused?.status !== 429; attempt++) refused = await call(server.url, POLICIES, { network, cookie, body: {} })
     const limited = await expectError(refused!, 429, 'rate_limited')
 
     // The session's allowance is spent: its console still reads the log (it has an allowance of its own).
     const consoleCalls = async () => (await call(opened.json.data.console_url, '/data', { method: 'GET', network })).json.calls as any[]
     await expect.poll(async () => (await consoleCalls()).some((logged) => logged.status === 429)).toBe(true)
     const logged = await consoleCalls()
-    expect(logged[0]).toMatchObject({ path: LOG, status: 429, error_code: 'rate_limited', answer: { body: { error: limited } } })
+    expect(logged[0]).toMatchObject({ path: POLICIES, status: 429, error_code: 'rate_limited', answer: { body: { error: limited } } })
     const issues = logged.filter((entry) => entry.path === API.issue).reverse()
     expect(issues.map((entry) => entry.testing.idempotency_key)).toEqual(['sent', 'replayed'])
     expect(issues.map((entry) => entry.answer.body.data.policy_ref)).toEqual([issued.data.policy_ref, issued.data.policy_ref])
