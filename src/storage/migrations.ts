@@ -121,5 +121,4 @@ export const REQUEST_LOG = (t: ColumnTypes) => `
     entry      ${t.text} NOT NULL
   );
   CREATE INDEX request_log_by_session ON request_log (session_id, at, id);
-  CREATE INDEX request_log_by_request ON request_log (session_id, request_id);
   `

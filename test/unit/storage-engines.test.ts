@@ -136,6 +136,27 @@ for (const name of ['sqlite', 'postgres'] as const) {
       await storage.close()
     })
 
+    test.if(name === 'sqlite')('the embedded file takes the log when it is read, and only the newest 200 a session held', async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const id = await admittedSession(storage, 'n:198.18.0.11')
+      const logged = (index: number) => ({ sessionId: id, requestId: `req_${index}`, at: T0 + index, path: '/p', status: 200, entry: `{"index":${index}}` })
+      for (let index = 1; index <= 250; index++) storage.logCall(logged(index))
+      await storage.flush() // as the sweep and shutdown do: the calls held go with it
+      expect(await engine.count('request_log')).toBe(200)
+      // Another session's call waits for its interval: another transaction does not take it.
+      const other = await storage.admit({ tokenHash: null, network: 'n:198.18.0.12', now: T0, create: () => session(2) })
+      storage.logCall({ ...logged(0), sessionId: other.kind === 'admitted' ? other.session!.id : -1, requestId: 'req_other' })
+      storage.logCall(logged(251))
+      await storage.transaction(async () => {})
+      expect(await engine.count('request_log')).toBe(200)
+      expect((await storage.requestLog.find(other.kind === 'admitted' ? other.session!.id : -1, 'req_other'))?.entry).toBe('{"index":0}')
+      expect(await engine.count('request_log')).toBe(201) // the read took them
+      const listed = await storage.requestLog.list(id, { before: null, failedOnly: false, path: null, since: null, until: null, limit: 500 })
+      expect(listed.map((row) => JSON.parse(row.entry).index)).toEqual(Array.from({ length: 200 }, (_, index) => 251 - index))
+      await storage.close()
+    })
+
     test("a session found by its public ref while it runs, with its token's hash (a console link is checked against it)", async () => {
       const engine = await freshEngine(name)
       const storage = await engine.open()

@@ -108,6 +108,11 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
     unwritten.isEmpty,
     options.writeBehindMs,
   )
+  /** Commits what memory holds, with the request log's calls of this session (or all) that otherwise wait their time. */
+  const logWritten = (sessionId?: number) => {
+    requestLog.wantWritten(sessionId)
+    return behind.flush()
+  }
   const batch = sweepBatch(db, options.rateWindowMs, (sessionId) => {
     sessions.forget(sessionId)
     quotes.forget(sessionId)
@@ -135,11 +140,11 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
     // Reading the log writes what memory holds of it first, so a call just answered is listed.
     requestLog: {
       list: async (sessionId, query) => {
-        await behind.flush()
+        await logWritten(sessionId)
         return inTurn(() => requestLog.list(sessionId, query))
       },
       find: async (sessionId, requestId) => {
-        await behind.flush()
+        await logWritten(sessionId)
         return inTurn(() => requestLog.find(sessionId, requestId))
       },
     },
@@ -183,7 +188,7 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
       return swept
     },
 
-    flush: () => behind.flush(),
+    flush: () => logWritten(),
 
     ping: () => driver.transaction((connection) => void connection.prepare('SELECT 1').get()),
 
@@ -192,6 +197,7 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
     close: async () => {
       closing = true
       behind.stop()
+      requestLog.wantWritten()
       try {
         await behind.flush(true)
       } finally {
