@@ -68,30 +68,35 @@ function spliced(entry: string, sent: string, answer: string): string {
 }
 
 /** What the log keeps of the request's body: its JSON text, or a note. */
-function requestBody(state: RequestState, request: Request, errorCode: string | null, answer: any) {
-  if (state.loggedBody !== undefined) {
-    const { text, truncated } = kept(state.loggedBody)
+function requestBody(loggedBody: unknown, errorCode: string | null, answer: any, contentLength: string | null) {
+  if (loggedBody !== undefined) {
+    const { text, truncated } = kept(loggedBody)
     return { body: text, note: truncated ? `cut at ${MAX_LOGGED_BYTES} characters` : null }
   }
   if (errorCode === 'pii_not_allowed') {
     const fields = (answer?.error?.details ?? []).map((detail: { field: string }) => detail.field)
     return { body: 'null', note: `refused as personal data: not kept (fields: ${fields.join(', ')})` }
   }
-  const length = request.headers.get('content-length')
-  if (length === null || length === '0') return { body: 'null', note: null }
+  if (contentLength === null || contentLength === '0') return { body: 'null', note: null }
   return { body: 'null', note: `not kept (${errorCode ?? 'not read'})` }
 }
 
-/** The call's entry in its session's log, or null when it belongs to no session. */
+/**
+ * The call's entry in its session's log, or null when it belongs to no session. What the request
+ * and its headers say is read now; the entry's text is built when it is first read, at its write:
+ * a session calling fast has most of its calls pushed out of its newest 200 before that
+ * (storage/sqlite/request-log.ts), and those are never stringified. Nothing changes a body or an
+ * answer once it has been sent.
+ */
 export function callRecord(state: RequestState, request: Request, status: number, headers: Record<string, unknown>): LoggedCall | null {
   if (!state.session) return null
   const answer = state.answer as any
   const errorCode: string | null = answer?.ok === false ? answer.error.code : null
   const outcome = request.headers.get(FORCED_OUTCOME_HEADER)
   const path = loggedPath(pathOf(request.url))
-  const sent = requestBody(state, request, errorCode, answer)
-  const answered = answer === undefined ? { text: 'null', truncated: false } : kept(withoutSecrets(answer))
-  const entry = JSON.stringify({
+  const { loggedBody } = state
+  const contentLength = request.headers.get('content-length')
+  const fields = {
     request_id: state.requestId,
     at: isoTimestamp(state.admittedAt),
     method: loggedMethod(request.method),
@@ -104,8 +109,30 @@ export function callRecord(state: RequestState, request: Request, status: number
       sandbox_outcome: outcome === null ? null : KNOWN_OUTCOMES.has(outcome) ? outcome : '(not a known outcome)',
       sandbox_delay_ms: state.delayMs > 0 ? state.delayMs : null,
     },
-    request: { content_type: mediaType(request), body: SENT, note: sent.note },
-    answer: { content_type: answer === undefined ? String(headers['content-type'] ?? '') : 'application/json', body: ANSWER, truncated: answered.truncated },
-  })
-  return { sessionId: state.session.id, requestId: state.requestId, at: state.admittedAt, path, status, entry: spliced(entry, sent.body, answered.text) }
+    contentType: mediaType(request),
+    answerType: answer === undefined ? String(headers['content-type'] ?? '') : 'application/json',
+  }
+  let entry: string | undefined
+  const build = () => {
+    const { contentType, answerType, ...logged } = fields
+    const sent = requestBody(loggedBody, errorCode, answer, contentLength)
+    const answered = answer === undefined ? { text: 'null', truncated: false } : kept(withoutSecrets(answer))
+    const text = JSON.stringify({
+      ...logged,
+      request: { content_type: contentType, body: SENT, note: sent.note },
+      answer: { content_type: answerType, body: ANSWER, truncated: answered.truncated },
+    })
+    return spliced(text, sent.body, answered.text)
+  }
+  return {
+    sessionId: state.session.id,
+    requestId: state.requestId,
+    at: state.admittedAt,
+    path,
+    status,
+    get entry() {
+      entry ??= build()
+      return entry
+    },
+  }
 }
