@@ -64,7 +64,10 @@ test.describe('the request log', () => {
     const secret = 'jane.doe.4711@example.com'
     const refused = await call(server.url, API.search, { network, cookie, body: { ...searchBody(), travellers: [{ age: 30, email: secret }] } })
     await expectError(refused, 422, 'pii_not_allowed')
-    const listed = await expectOk(await call(server.url, LOG, { network, cookie, body: {} }))
+    // Logged once its answer has gone: a moment later, so the read may come first.
+    const logged = async () => (await expectOk(await call(server.url, LOG, { network, cookie, body: {} }))).data.calls as any[]
+    await expect.poll(async () => (await logged()).length).toBe(2)
+    const listed = { data: { calls: await logged() } }
     expect(listed.data.calls[0].request).toEqual({ content_type: 'application/json', body: null, note: expect.stringContaining('travellers[0].email') })
     const rows = await queryStore<{ entry: string }>(server.dbPath, 'SELECT entry FROM request_log')
     expect(rows.length).toBeGreaterThan(0)
@@ -106,8 +109,12 @@ test.describe('the request log', () => {
     const server = await privateServer('log-bound', { SANDBOX_RATE_LIMIT: '1000000' })
     const network = uniqueNetwork()
     const cookie = (await call(server.url, API.session, { network })).token!
-    for (let index = 0; index < 205; index++) await call(server.url, '/api/sandbox/test_helpers/clock', { network, cookie })
+    let last = ''
+    for (let index = 0; index < 205; index++) {
+      last = (await call(server.url, '/api/sandbox/test_helpers/clock', { network, cookie })).headers.get('x-request-id')!
+    }
     const listed = async (url: string) => (await expectOk(await call(url, LOG, { network, cookie, body: { limit: 100 } }))).data
+    await expect.poll(async () => (await listed(server.url)).calls[0].request_id).toBe(last) // logged a moment after its answer
     const page = await listed(server.url)
     expect(page.calls).toHaveLength(100)
     const rest = await expectOk(await call(server.url, LOG, { network, cookie, body: { limit: 100, cursor: page.next_cursor } }))
@@ -126,7 +133,7 @@ test.describe('the request log', () => {
     await expectOk(await call(server.url, API.search, { network, cookie, body: searchBody() }))
     const count = async () => (await queryStore<{ n: number }>(server.dbPath, 'SELECT COUNT(*) AS n FROM request_log'))[0]!.n
     // Reading the log writes it (on the embedded file it otherwise waits a few seconds).
-    expect((await expectOk(await call(server.url, LOG, { network, cookie, body: {} }))).data.calls).toHaveLength(2)
+    await expect.poll(async () => (await expectOk(await call(server.url, LOG, { network, cookie, body: {} }))).data.calls.length).toBe(2)
     await expect.poll(count, { timeout: 10_000 }).toBe(2)
     await expect.poll(count, { timeout: 20_000, intervals: [500] }).toBe(0)
   })
