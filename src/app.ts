@@ -18,6 +18,8 @@ import { eventRoutes } from './modules/events'
 import { planRoutes } from './modules/plans'
 import { policyRoutes } from './modules/policies'
 import type { Services } from './modules/services'
+import { requestLogRoutes } from './modules/request-log'
+import { consoleDataRoutes, consoleRoutes } from './modules/console'
 import { sessionRoutes } from './modules/session'
 import { testHelperRoutes } from './modules/test-helpers'
 import { sessionAdmission } from './http/steps/admission'
@@ -56,6 +58,7 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
       // Before every step: health and documentation need no session and count against no allowance.
       .use(healthRoutes(storage))
       .use(docsRoutes(version, services))
+      .use(consoleDataRoutes(services, runtime.peerAddress ?? (() => undefined)))
       // 1. Request id, the headers every answer carries, the header budget, the caller's network.
       .use(requestStart({ config, clock, mode, peerAddress: runtime.peerAddress ?? (() => undefined) }))
       // Any step's failure, from here on, is answered as the error envelope (404 and 405 from the router too).
@@ -71,12 +74,14 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
       .use(bodyReader)
       // 7. The routes, added last of all below: each validates its body against its schema, then runs its handler.
       // 8. Once answered: the call's line in the log (added before the routes: a hook reaches only routes added after it).
-      .use(accessLog(log))
+      .use(accessLog(log, storage))
       .use(sessionRoutes(admission, services))
       .use(planRoutes(admission, services))
       .use(policyRoutes(admission, services))
       .use(eventRoutes(admission, services))
       .use(testHelperRoutes(admission, services))
+      .use(requestLogRoutes(admission, services))
+      .use(consoleRoutes(admission, services))
   )
 }
 

@@ -100,6 +100,7 @@ export const ERRORS = {
         "This plan came from the test insurer before the session's clock moved, and the insurer's clock cannot be moved: search again (a session whose clock moved is quoted by simulation).",
     },
   },
+  request_not_found: { status: 404, message: 'No call with this request_id is in the request log of this session.' },
   event_not_found: { status: 404, message: 'No event with this id exists in this session.' },
   webhook_not_registered: { status: 409, message: 'Register a webhook endpoint first (POST /api/sandbox/webhook).' },
   idempotency_key_reused: { status: 422, message: 'This Idempotency-Key was already used with a different request.' },

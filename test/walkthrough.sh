@@ -10,6 +10,7 @@ field() { node -pe "JSON.parse(require('fs').readFileSync(0, 'utf8')).$1"; }
 TRIP="{\"origin_country\":\"IN\",\"destination_country\":\"FR\",\"start_date\":\"$(day 5)\",\"end_date\":\"$(day 15)\"}"
 
 # 1. Open a fresh session; the cookie jar carries its cookie (sbx_session, HttpOnly) to later calls.
+#    Its answer's data.console_url is a page of what the session does: open it in a browser.
 curl -s -c jar -b jar -X POST "$SANDBOX/api/sandbox/session"; echo
 
 # 2. Search plans for the trip and traveller ages; keep the first plan_id.

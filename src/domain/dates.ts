@@ -27,3 +27,17 @@ export function todayDayNumber(nowMs: number): number {
 export function isoTimestamp(ms: number): string {
   return new Date(ms).toISOString()
 }
+
+const INSTANT_SHAPE = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
+
+/**
+ * Epoch ms of an RFC 3339 instant (a real date, a time, and `Z` or an offset), or `null`: a time
+ * without its zone would be read in the server's, and `2026-02-30T…` would roll into March.
+ */
+export function toInstant(text: string): number | null {
+  const match = INSTANT_SHAPE.exec(text)
+  if (!match || toDayNumber(match[1]!) === null) return null
+  if (Number(match[2]) > 23 || Number(match[3]) > 59 || Number(match[4]) > 59) return null
+  const ms = Date.parse(text)
+  return Number.isNaN(ms) ? null : ms
+}

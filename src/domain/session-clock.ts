@@ -5,7 +5,7 @@
  * signatures). Also what cover is at a given business time, and which cover events are due.
  */
 import { ApiError, throwIfInvalid } from '../errors'
-import { fromDayNumber, isoTimestamp, toDayNumber, todayDayNumber } from './dates'
+import { fromDayNumber, isoTimestamp, toDayNumber, toInstant, todayDayNumber } from './dates'
 import type { Trip } from './trip'
 
 const DAY_MS = 86_400_000
@@ -40,9 +40,9 @@ export function advancedOffset(wallNow: number, offsetMs: number, advance: Advan
 /** `YYYY-MM-DD` as the start of that day (UTC), else an ISO 8601 instant; one that is not a real date or time is refused. */
 function instantOf(to: string): number {
   const day = toDayNumber(to)
-  const instant = day !== null ? day * DAY_MS : /^\d{4}-\d{2}-\d{2}$/.test(to) ? Number.NaN : Date.parse(to)
-  if (Number.isNaN(instant)) throwIfInvalid([{ field: 'to', issue: 'must be a real date (YYYY-MM-DD) or ISO 8601 instant' }])
-  return instant
+  const instant = day !== null ? day * DAY_MS : toInstant(to)
+  if (instant === null) throwIfInvalid([{ field: 'to', issue: 'must be a real date (YYYY-MM-DD) or ISO 8601 instant with its zone' }])
+  return instant!
 }
 
 export const COVERAGE = ['upcoming', 'active', 'ended'] as const

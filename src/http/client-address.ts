@@ -69,6 +69,21 @@ export function arrivedOverHttps(request: Request, trustProxy: number): boolean 
   return trustProxy > 0 && request.headers.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https'
 }
 
+/**
+ * The origin the client used: the request's own, or behind trusted proxies the scheme and host the
+ * proxy forwards (read as the cookie's Secure is). The OpenAPI document's `servers` entry and the
+ * console link's origin, so neither needs a base URL to be useful. Without a usable Host (HTTP/1.0,
+ * a malformed `Host:`) Bun hands over a bare path: then `/`, the origin the client used, whatever it
+ * was.
+ */
+export function requestOrigin(request: Request, trustProxy: number): string {
+  if (!URL.canParse(request.url)) return '/'
+  const own = new URL(request.url)
+  const host = trustProxy > 0 ? request.headers.get('x-forwarded-host')?.split(',')[0]?.trim() : undefined
+  const candidate = `${arrivedOverHttps(request, trustProxy) ? 'https' : own.protocol.slice(0, -1)}://${host || own.host}`
+  return URL.canParse(candidate) ? new URL(candidate).origin : own.origin
+}
+
 /** Whether the request was addressed to this machine by a loopback name (`localhost`, `127.0.0.1`, `[::1]`). */
 export function addressedToLoopback(request: Request): boolean {
   const host = (request.headers.get('host') ?? '').toLowerCase().replace(/:\d+$/, '')

@@ -28,18 +28,22 @@ function meta(state: RequestState, rate: RateStatus): Meta {
 
 /** The success envelope. Only called after the rate check, so `rate` is known. */
 export function success<T>(state: RequestState, data: T): Success<T> {
-  return { ok: true, mode: state.mode, request_id: state.requestId, data, meta: meta(state, state.rate!) }
+  const answer: Success<T> = { ok: true, mode: state.mode, request_id: state.requestId, data, meta: meta(state, state.rate!) }
+  state.answer = answer
+  return answer
 }
 
 export function failure(state: RequestState, rate: RateStatus, error: ApiError): Failure {
   const { code, message, details } = error
-  return {
+  const answer: Failure = {
     ok: false,
     mode: state.mode,
     request_id: state.requestId,
     error: details?.length ? { code, message, details } : { code, message },
     meta: meta(state, rate),
   }
+  state.answer = answer
+  return answer
 }
 
 /** The IETF draft headers (draft-ietf-httpapi-ratelimit-headers): quota, window, remaining, reset. */

@@ -6,7 +6,7 @@
 import { ApiError } from '../errors'
 import type { Log } from '../log'
 import { StorageUnavailable } from '../storage/storage'
-import { allowedMethod } from './paths'
+import { allowedMethod, PATHS } from './paths'
 import { detailsFromSchemaErrors } from './validation-details'
 
 export function toApiError(code: unknown, error: unknown, path: string, requestId: string, log: Log): ApiError {
@@ -20,8 +20,8 @@ export function toApiError(code: unknown, error: unknown, path: string, requestI
     }
     case 'VALIDATION': {
       const { type, all } = error as { type: string; all: Parameters<typeof detailsFromSchemaErrors>[0] }
-      // A path parameter that does not decode (`%E0%A4%A`) is a malformed policy_ref.
-      if (type === 'params') return new ApiError('policy_not_found')
+      // A path parameter that does not decode (`%E0%A4%A`) is a malformed reference of its kind.
+      if (type === 'params') return malformedReference(path)
       if (type === 'body') return new ApiError('validation_failed', { variant: 'fields', details: detailsFromSchemaErrors(all) })
       break // an answer that breaks its own schema is our fault, not the caller's
     }
@@ -34,4 +34,11 @@ export function toApiError(code: unknown, error: unknown, path: string, requestI
   }
   log({ level: 'error', request_id: requestId, error: String(error), stack: (error as Error)?.stack })
   return new ApiError('internal_error')
+}
+
+/** The not-found error of the reference a path carries: a logged call's, an event's, else a policy's. */
+function malformedReference(path: string): ApiError {
+  if (path.startsWith(`${PATHS.requestLog}/`)) return new ApiError('request_not_found')
+  if (path.startsWith(`${PATHS.events}/`)) return new ApiError('event_not_found')
+  return new ApiError('policy_not_found')
 }

@@ -43,6 +43,10 @@ export const FORCED_OUTCOMES_AT = {
   [PATHS.advanceClock]: [...ANYWHERE, 'session_expired'],
   [PATHS.insurerCancel]: [...ANYWHERE, 'session_expired'],
   [PATHS.reissueCertificate]: [...ANYWHERE, 'session_expired'],
+  [PATHS.requestLog]: [...ANYWHERE, 'session_expired'],
+  [PATHS.requestLogEntry]: [...ANYWHERE, 'session_expired'],
+  [PATHS.policies]: [...ANYWHERE, 'session_expired'],
+  [PATHS.console]: [...ANYWHERE, 'session_expired'],
 } as const satisfies Record<string, readonly (ForcedOutcome | BusinessOutcome)[]>
 
 export type Route = keyof typeof FORCED_OUTCOMES_AT

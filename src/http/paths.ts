@@ -17,7 +17,14 @@ export const PATHS = {
   advanceClock: '/api/sandbox/test_helpers/clock/advance',
   insurerCancel: '/api/sandbox/test_helpers/policy/:policy_ref/insurer_cancel',
   reissueCertificate: '/api/sandbox/test_helpers/policy/:policy_ref/reissue_certificate',
+  requestLog: '/api/sandbox/requests',
+  requestLogEntry: '/api/sandbox/requests/:request_id',
+  policies: '/api/sandbox/policies',
+  console: '/api/sandbox/console',
 } as const
+
+/** Reading the request log is not itself logged: a partner's look at it would push calls out of it. */
+export const UNLOGGED_ROUTES: ReadonlySet<string> = new Set([PATHS.requestLog, PATHS.requestLogEntry])
 
 /** The documentation: the OpenAPI document and the docs page for people (with its two assets). */
 export const DOCS_PATH = '/api/sandbox/docs'
@@ -36,13 +43,16 @@ const CALL_PATHS = [
   POLICY_PATH,
   /^\/api\/sandbox\/(?:events|webhook|webhook\/test|events\/[^/]+\/resend)$/,
   /^\/api\/sandbox\/test_helpers\/clock(?:\/advance)?$/,
+  /^\/api\/sandbox\/(?:requests|requests\/[^/]+|policies|console)$/,
 ]
+/** A session's console: its page, the page's files and its data, read with its own token, not the session cookie. */
+const CONSOLE_PAGES = /^\/api\/sandbox\/console\/(?:[^/]+|[^/]+\/data|assets\/console\.(?:js|css))$/
 const DOCUMENTS = new Set<string>([...INDEX_PATHS, SPEC_PATH, DOCS_PATH, `${DOCS_PATH}/swagger-ui.css`, `${DOCS_PATH}/swagger-ui-bundle.js`])
 
 /** The one method a known path answers (so that another is 405, not 404); undefined for an unknown path. */
 export function allowedMethod(path: string): 'POST' | 'GET' | undefined {
   if (CALL_PATHS.some((pattern) => pattern.test(path))) return 'POST'
-  return DOCUMENTS.has(path) ? 'GET' : undefined
+  return DOCUMENTS.has(path) || CONSOLE_PAGES.test(path) ? 'GET' : undefined
 }
 
 /**

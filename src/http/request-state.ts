@@ -32,6 +32,10 @@ export interface RequestState {
   rate: RateStatus | null
   /** Milliseconds the answer waits before it is sent (`Sandbox-Delay-Ms`, http/steps/testing-aids.ts). */
   delayMs: number
+  /** The body as read, once it passed the personal-data rule (http/steps/request-body.ts): what the request log may keep. */
+  loggedBody?: unknown
+  /** The envelope answered (http/envelope.ts), for the request log. */
+  answer?: unknown
 }
 
 /** Keyed by the request itself: the state goes when the request does. */

@@ -9,7 +9,7 @@ import type { ApiError, ErrorCode, ErrorDetail } from '../errors'
 import type { ImplicitSession } from './request-state'
 
 /** The codes of a reference the session does not have: the ones a lost session explains. */
-const REFERENCE_CODES: ReadonlySet<ErrorCode> = new Set(['plan_not_found', 'policy_not_found', 'event_not_found'])
+const REFERENCE_CODES: ReadonlySet<ErrorCode> = new Set(['plan_not_found', 'policy_not_found', 'event_not_found', 'request_not_found'])
 
 const GUIDE = 'keep a cookie jar; the API guide\'s "Keeping the session cookie" (docs/api.md) shows how in fetch, axios, Python and Java'
 

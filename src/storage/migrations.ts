@@ -104,3 +104,21 @@ export const SESSION_CLOCK = (t: ColumnTypes) => `
   CREATE INDEX policies_coverage_due ON policies (coverage_due_at) WHERE coverage_due_at IS NOT NULL;
   UPDATE policies SET coverage_recorded = 2;
   `
+
+/**
+ * The request log: each call a session makes, as its log lists it (`entry`, JSON), with what the
+ * list filters on beside it. At most `REQUEST_LOG_PER_SESSION` per session (the oldest go as new
+ * ones are written); swept with the session.
+ */
+export const REQUEST_LOG = (t: ColumnTypes) => `
+  CREATE TABLE request_log (
+    id         ${t.id},
+    session_id ${t.bigint} NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    request_id ${t.text} NOT NULL,
+    at         ${t.bigint} NOT NULL,
+    path       ${t.text} NOT NULL,
+    status     ${t.integer} NOT NULL,
+    entry      ${t.text} NOT NULL
+  );
+  CREATE INDEX request_log_by_session ON request_log (session_id, at, id);
+  `

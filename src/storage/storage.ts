@@ -93,6 +93,8 @@ export interface SessionStore {
   clockOffset(id: number, now: number): Promise<number | null>
   /** Sets the session's clock offset (it only grows: the caller checks). */
   setClockOffset(id: number, offsetMs: number): Promise<void>
+  /** The live session with this public ref, and its token's hash (a console link is checked against it). */
+  byRef(ref: string, now: number): Promise<(SessionRow & { tokenHash: string }) | undefined>
 }
 
 export interface QuoteStore {
@@ -190,6 +192,44 @@ export interface WebhookStore {
   set(sessionId: number, webhook: Webhook | null, now: number): Promise<void>
 }
 
+/** Calls kept per session in its request log: the oldest go as new ones are written. */
+export const REQUEST_LOG_PER_SESSION = 200
+
+/** A call in a session's request log (modules/request-log/), as written. */
+export interface LoggedCall {
+  sessionId: number
+  requestId: string
+  /** When it was admitted (wall time). */
+  at: number
+  /** The path as logged (our words and references only). */
+  path: string
+  status: number
+  /** The entry as the log lists it: JSON. */
+  entry: string
+}
+
+/** Which of a session's calls to list, newest first. */
+export interface RequestLogQuery {
+  /** Only calls older than this one (the previous page's last: its time and id); null from the newest. */
+  before: { at: number; id: number } | null
+  /** Only calls answered 4xx or 5xx. */
+  failedOnly: boolean
+  path: string | null
+  since: number | null
+  until: number | null
+  limit: number
+}
+
+export interface RequestLogStore {
+  /**
+   * The session's calls, newest first (by the time each was admitted: instances write their calls
+   * at their own pace, so ids do not follow the calls), as `query` narrows them.
+   */
+  list(sessionId: number, query: RequestLogQuery): Promise<{ id: number; at: number; entry: string }[]>
+  /** The session's call with this request id. */
+  find(sessionId: number, requestId: string): Promise<{ id: number; at: number; entry: string } | undefined>
+}
+
 export interface Stores {
   sessions: SessionStore
   quotes: QuoteStore
@@ -197,6 +237,7 @@ export interface Stores {
   idempotency: IdempotencyStore
   events: EventStore
   webhooks: WebhookStore
+  requestLog: RequestLogStore
 }
 
 /** Due deliveries a claim looks at, the longest due first: its cost stays the same whatever the backlog. */
@@ -298,6 +339,11 @@ export interface Storage extends Stores {
    * sessions, rate hits and quotes, written behind); PostgreSQL holds nothing back.
    */
   flush(): Promise<void>
+  /**
+   * Adds a call to its session's request log, written behind (`flush`, every 200 ms): the call's
+   * answer never waits for it. A crash loses at most the last moments of it.
+   */
+  logCall(call: LoggedCall): void
   /** Resolves when the database takes a write; rejects with StorageUnavailable. */
   ping(): Promise<void>
   /** Milliseconds since the epoch, from the clock every process sharing this database agrees on. */

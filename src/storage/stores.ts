@@ -22,12 +22,13 @@ export type StoreImplementations = { [Name in Exclude<keyof Stores, 'quotes'>]: 
 export type Runner = <T>(call: () => T | Promise<T>) => Promise<T>
 
 /** Each method of each store called through `run`. */
-export function storesThrough({ sessions, quotes, policies, idempotency, events, webhooks }: StoreImplementations, run: Runner): Stores {
+export function storesThrough({ sessions, quotes, policies, idempotency, events, webhooks, requestLog }: StoreImplementations, run: Runner): Stores {
   return {
     sessions: {
       isLive: (id, now) => run(() => sessions.isLive(id, now)),
       clockOffset: (id, now) => run(() => sessions.clockOffset(id, now)),
       setClockOffset: (id, offsetMs) => run(() => sessions.setClockOffset(id, offsetMs)),
+      byRef: (ref, now) => run(() => sessions.byRef(ref, now)),
     },
     quotes: {
       unsaved: (sessionId, given) => run(() => quotes.unsaved(sessionId, given)),
@@ -53,6 +54,10 @@ export function storesThrough({ sessions, quotes, policies, idempotency, events,
       list: (sessionId, afterId, now, limit) => run(() => events.list(sessionId, afterId, now, limit)),
       find: (sessionId, ref) => run(() => events.find(sessionId, ref)),
       requeue: (eventId, now) => run(() => events.requeue(eventId, now)),
+    },
+    requestLog: {
+      list: (sessionId, query) => run(() => requestLog.list(sessionId, query)),
+      find: (sessionId, requestId) => run(() => requestLog.find(sessionId, requestId)),
     },
     webhooks: {
       find: (sessionId) => run(() => webhooks.find(sessionId)),

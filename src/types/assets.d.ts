@@ -7,3 +7,11 @@ declare module 'swagger-ui-dist/swagger-ui.css' {
   const text: string
   export default text
 }
+declare module '*/page/console.js' {
+  const text: string
+  export default text
+}
+declare module '*/page/console.css' {
+  const text: string
+  export default text
+}

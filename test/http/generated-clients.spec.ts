@@ -32,6 +32,10 @@ const OPERATIONS = [
   'advanceClock',
   'reissuePolicyCertificate',
   'insurerCancelPolicy',
+  'listPolicies',
+  'listRequests',
+  'readRequest',
+  'openConsole',
 ]
 
 test.beforeEach(({}, info) => test.skip(info.project.name !== 'bun', 'the document is the same on every target; these tools run once'))

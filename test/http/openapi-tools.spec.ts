@@ -97,9 +97,10 @@ test('Postman collection: the Portman command docs/api.md shows converts the doc
     expect(collection.item.map((folder: any) => [folder.name, folder.item.length])).toEqual([
       ['Session', 1],
       ['Plans', 1],
-      ['Policies', 5],
+      ['Policies', 6],
       ['Events', 4],
       ['Test helpers', 4],
+      ['Request log', 3],
     ])
     expect(collection.variable).toContainEqual(expect.objectContaining({ key: 'baseUrl', value: server.url }))
     const { run: newman } = JSON.parse(readFileSync(report, 'utf8'))
@@ -112,6 +113,7 @@ test('Postman collection: the Portman command docs/api.md shows converts the doc
       ['Read a policy', 200],
       ['Download the policy certificate', 200],
       ['Cancel a policy', 200],
+      ['List the policies of this session', 200],
       ['Register the webhook endpoint', 200],
       ['Send a test event', 200],
       ['List events', 200],
@@ -120,9 +122,12 @@ test('Postman collection: the Portman command docs/api.md shows converts the doc
       ["Advance the session's clock", 200],
       ['The insurer reissues the certificate', 200],
       ['The insurer cancels a policy', 200],
+      ['List the calls of this session', 200],
+      ['Read one call', 200],
+      ["This session's console link", 200],
     ])
     const assertions = newman.executions.flatMap((execution: any) => execution.assertions ?? [])
-    expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(14) // every JSON answer
+    expect(assertions.filter((assertion: any) => /Schema is valid/.test(assertion.assertion))).toHaveLength(18) // every JSON answer
     expect(assertions.filter((assertion: any) => assertion.error).map((assertion: any) => assertion.assertion)).toEqual([])
     expect(newman.stats.assertions.failed).toBe(0)
   } finally {
@@ -318,6 +323,10 @@ const TRY_IT_OUT = [
   { id: 'Events-resendEvent', path: (eventId: string) => `/api/sandbox/events/${eventId}/resend` },
   { id: 'Test_helpers-reissuePolicyCertificate', path: HELPERS.reissue },
   { id: 'Test_helpers-insurerCancelPolicy', path: HELPERS.insurerCancel },
+  { id: 'Policies-listPolicies', path: '/api/sandbox/policies' },
+  { id: 'Request_log-listRequests', path: '/api/sandbox/requests' },
+  { id: 'Request_log-readRequest', path: (requestId: string) => `/api/sandbox/requests/${requestId}` },
+  { id: 'Request_log-openConsole', path: '/api/sandbox/console' },
 ] as const
 
 /** The event types, each a section of the page's webhooks. */
@@ -374,13 +383,19 @@ test('real browser: the docs page renders offline, and Try it out runs the whole
       await expect.poll(() => answers.length).toBe(index + 1)
       if (call.path === API.issue) typed.policy_ref = answers[index]!.body.data.policy_ref
       if (call.id === 'Events-listEvents') typed.event_id = answers[index]!.body.data.events[0].id
+      if (call.id === 'Request_log-listRequests') typed.request_id = answers[index]!.body.data.calls[0].request_id
+      // Closed once answered (the certificate's stays open, for its download link below): Swagger UI
+      // re-renders every open answer on each change, and with all of them open a step took 25 s.
+      if (index !== 5) await operation.locator('.opblock-summary').click()
     }
 
     const [opened, searched, issued, modified, read, certificate, clock, advanced, cancelPreview, webhook, testEvent, events, , reissued, insurerCancelled] =
       answers
     expect(answers.map((answer) => [answer.path, answer.status])).toEqual(
       TRY_IT_OUT.map((call) => [
-        typeof call.path === 'string' ? call.path : call.path(call.id === 'Events-resendEvent' ? typed.event_id! : typed.policy_ref!),
+        typeof call.path === 'string'
+          ? call.path
+          : call.path(call.id === 'Events-resendEvent' ? typed.event_id! : call.id === 'Request_log-readRequest' ? typed.request_id! : typed.policy_ref!),
         200,
       ]),
     )
@@ -523,6 +538,7 @@ test('README walk-through with curl: the script the README shows runs as pasted'
   const dir = mkdtempSync(join(TMP, 'curl-'))
   try {
     const output = run('bash', [join(ROOT, 'test', 'walkthrough.sh')], { cwd: dir, env: { SANDBOX: server.url } }).stdout
+    expect(output).toMatch(/"console_url":"http:\/\/[^"]+\/api\/sandbox\/console\/sbx_[0-9a-f]{20}\.[\w-]{43}"/)
     expect(output).toMatch(/^plan_id: plan_\w+$/m)
     expect(output).toMatch(/^policy_ref: pol_sbx_[0-9a-f]+$/m)
     expect(output).toContain('"status":"endorsed"')

@@ -90,6 +90,18 @@ export async function accepted() {
   const cancelledBy: 'partner' | 'insurer' | undefined = byInsurer.data?.data.cancelled_by
   const insurerCode: 'policy_cancelled' | 'insurer_side_unavailable' | undefined =
     byInsurer.error?.status === 409 ? byInsurer.error.value.error.code : undefined
+  // What the session holds: its policies, and its request log (failed calls, then one call by its request_id).
+  const policies = await sandbox.api.sandbox.policies.post({ limit: 10 })
+  const listedPolicies: { policy_ref: string; status: 'issued' | 'endorsed' | 'cancelled'; premium: number }[] | undefined = policies.data?.data.policies
+  const olderPolicies = await sandbox.api.sandbox.policies.post({ cursor: policies.data?.data.next_cursor ?? undefined })
+  const failed = await sandbox.api.sandbox.requests.post({ failed: true, path: '/api/sandbox/policy/new', since: '2026-12-01T00:00:00Z', limit: 20 })
+  const failedCall = failed.data?.data.calls[0]
+  const failedStatus: number | undefined = failedCall?.status
+  const failedCode: string | null | undefined = failedCall?.error_code
+  const replayed: 'sent' | 'replayed' | null | undefined = failedCall?.testing.idempotency_key
+  const one = await sandbox.api.sandbox.requests({ request_id: failedCall?.request_id ?? issued.data!.request_id }).post({})
+  const truncated: boolean | undefined = one.data?.data.answer.truncated
+  const requestCode: 'request_not_found' | undefined = one.error?.status === 404 ? one.error.value.error.code : undefined
   return {
     sequence,
     code,
@@ -115,6 +127,13 @@ export async function accepted() {
     version,
     cancelledBy,
     insurerCode,
+    listedPolicies,
+    olderPolicies,
+    failedStatus,
+    failedCode,
+    replayed,
+    truncated,
+    requestCode,
   }
 }
 
@@ -154,6 +173,12 @@ export async function refused() {
   await sandbox.api.sandbox.test_helpers.clock.advance.post({ hours: 5 })
   // @ts-expect-error the test helpers never call the insurer: they cannot be forced to find it down
   await sandbox.api.sandbox.test_helpers.clock.post({}, { headers: { 'sandbox-outcome': 'upstream_unavailable' } })
+  // @ts-expect-error the request log's filter is failed or not, a boolean
+  await sandbox.api.sandbox.requests.post({ failed: 'yes' })
+  // @ts-expect-error the request log takes no other filter (no free text beyond a path)
+  await sandbox.api.sandbox.requests.post({ status: 422 })
+  // @ts-expect-error a cursor is the previous answer's next_cursor, a string
+  await sandbox.api.sandbox.policies.post({ cursor: 5 })
   // @ts-expect-error the certificate is bytes, not an envelope
   ;(await sandbox.api.sandbox.policy({ policy_ref: 'pol_sbx_x' }).documents.policy_certificate.post({})).data?.data
 }

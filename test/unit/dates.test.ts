@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { fromDayNumber, isoTimestamp, todayDayNumber, toDayNumber } from '../../src/domain/dates'
+import { fromDayNumber, isoTimestamp, todayDayNumber, toDayNumber, toInstant } from '../../src/domain/dates'
 
 describe('toDayNumber: real calendar dates only', () => {
   test('accepts a leap day in a leap year and refuses it otherwise', () => {
@@ -57,4 +57,12 @@ describe('today from a clock', () => {
   test('isoTimestamp is ISO 8601 UTC with milliseconds and Z', () => {
     expect(isoTimestamp(Date.parse('2026-11-22T10:15:00Z'))).toBe('2026-11-22T10:15:00.000Z')
   })
+})
+
+test('an instant is read only with its zone, on a real date and time', () => {
+  expect(toInstant('2026-11-27T09:00:00Z')).toBe(Date.UTC(2026, 10, 27, 9))
+  expect(toInstant('2026-11-27T14:30:00.250+05:30')).toBe(Date.UTC(2026, 10, 27, 9, 0, 0, 250))
+  for (const text of ['2026-11-27T09:00:00', '2026-02-30T10:00:00Z', '2026-11-27T24:00:00Z', '2026-11-27', 'yesterday', '"2026-11-27T09:00:00Z"']) {
+    expect(toInstant(text)).toBeNull()
+  }
 })

@@ -102,6 +102,71 @@ async function admittedSession(storage: Storage, network: string): Promise<numbe
 
 for (const name of ['sqlite', 'postgres'] as const) {
   describe(`${name} engine`, () => {
+    test('the request log: written behind, listed newest first and narrowed, found by request id, the newest 200 kept', async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const id = await admittedSession(storage, 'n:198.18.0.9')
+      const logged = (index: number) => ({
+        sessionId: id,
+        requestId: `req_${index.toString(16).padStart(4, '0')}`,
+        at: T0 + index,
+        path: index % 2 ? '/api/sandbox/plans/search' : '/api/sandbox/session',
+        status: index % 5 === 0 ? 422 : 200,
+        entry: JSON.stringify({ index }),
+      })
+      for (let index = 1; index <= 205; index++) storage.logCall(logged(index))
+      const all = await storage.requestLog.list(id, { before: null, failedOnly: false, path: null, since: null, until: null, limit: 500 })
+      expect(all.map((row) => JSON.parse(row.entry).index)).toEqual(Array.from({ length: 200 }, (_, index) => 205 - index))
+      expect(await engine.count('request_log')).toBe(200)
+      const failed = await storage.requestLog.list(id, {
+        before: { at: all[10]!.at, id: all[10]!.id },
+        failedOnly: true,
+        path: '/api/sandbox/plans/search',
+        since: T0 + 100,
+        until: T0 + 190,
+        limit: 3,
+      })
+      expect(failed.map((row) => JSON.parse(row.entry).index)).toEqual([185, 175, 165])
+      expect(JSON.parse((await storage.requestLog.find(id, 'req_0064'))!.entry).index).toBe(100)
+      expect(await storage.requestLog.find(id + 1, 'req_0064')).toBeUndefined()
+      // Trimmed in the list's order: a call written late but admitted before every kept one goes.
+      storage.logCall({ ...logged(206), at: T0 + 3 })
+      const kept = await storage.requestLog.list(id, { before: null, failedOnly: false, path: null, since: null, until: null, limit: 500 })
+      expect(kept.map((row) => JSON.parse(row.entry).index)).toEqual(all.map((row) => JSON.parse(row.entry).index))
+      await storage.close()
+    })
+
+    test.if(name === 'sqlite')('the embedded file takes the log when it is read, and only the newest 200 a session held', async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const id = await admittedSession(storage, 'n:198.18.0.11')
+      const logged = (index: number) => ({ sessionId: id, requestId: `req_${index}`, at: T0 + index, path: '/p', status: 200, entry: `{"index":${index}}` })
+      for (let index = 1; index <= 250; index++) storage.logCall(logged(index))
+      await storage.flush() // as the sweep and shutdown do: the calls held go with it
+      expect(await engine.count('request_log')).toBe(200)
+      // Another session's call waits for its interval: another transaction does not take it.
+      const other = await storage.admit({ tokenHash: null, network: 'n:198.18.0.12', now: T0, create: () => session(2) })
+      storage.logCall({ ...logged(0), sessionId: other.kind === 'admitted' ? other.session!.id : -1, requestId: 'req_other' })
+      storage.logCall(logged(251))
+      await storage.transaction(async () => {})
+      expect(await engine.count('request_log')).toBe(200)
+      expect((await storage.requestLog.find(other.kind === 'admitted' ? other.session!.id : -1, 'req_other'))?.entry).toBe('{"index":0}')
+      expect(await engine.count('request_log')).toBe(201) // the read took them
+      const listed = await storage.requestLog.list(id, { before: null, failedOnly: false, path: null, since: null, until: null, limit: 500 })
+      expect(listed.map((row) => JSON.parse(row.entry).index)).toEqual(Array.from({ length: 200 }, (_, index) => 251 - index))
+      await storage.close()
+    })
+
+    test("a session found by its public ref while it runs, with its token's hash (a console link is checked against it)", async () => {
+      const engine = await freshEngine(name)
+      const storage = await engine.open()
+      const id = await admittedSession(storage, 'n:198.18.0.10')
+      expect(await storage.sessions.byRef(session(1).ref, T0 + 1)).toMatchObject({ id, ref: session(1).ref, tokenHash: 'hash-1', expiresAt: T0 + TTL_MS })
+      expect(await storage.sessions.byRef(session(1).ref, T0 + TTL_MS)).toBeUndefined()
+      expect(await storage.sessions.byRef(session(2).ref, T0 + 1)).toBeUndefined()
+      await storage.close()
+    })
+
     test('120 concurrent admissions on one network through two storages (one on SQLite) admit exactly the limit', async () => {
       const engine = await freshEngine(name)
       const [a, b] = await engine.pair()

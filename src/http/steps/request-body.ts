@@ -6,6 +6,7 @@
 import { Elysia } from 'elysia'
 import { rejectPersonalData } from '../../domain/personal-data'
 import { ApiError } from '../../errors'
+import { stateOf } from '../request-state'
 
 export const MAX_BODY_BYTES = 16 * 1024
 /** A body still incomplete this long after the sandbox started reading it is refused (slow clients). */
@@ -138,5 +139,7 @@ export const bodyReader = new Elysia({ name: 'sandbox-body' })
   .onTransform({ as: 'global' }, async (context) => {
     const body = await readJsonBody(context.request)
     rejectPersonalData(body)
+    // Only now may the request log keep it: a body refused for personal data is never kept.
+    stateOf(context.request).loggedBody = body
     context.body = body
   })

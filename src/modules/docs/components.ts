@@ -19,8 +19,11 @@ import {
   PolicyData,
   PolicyEventData,
   ReadData,
+  PoliciesBody,
+  PoliciesData,
   RefundModel,
 } from '../policies/model'
+import { CallModel, RequestLogBody, RequestLogData } from '../request-log/model'
 import { SessionBody, SessionData } from '../session/model'
 import { AdvanceBody, RecordedEvents } from '../test-helpers/model'
 import { TravellerModel, TripModel } from '../trip/model'
@@ -48,6 +51,12 @@ const NAMED: Record<string, TSchema> = {
   WebhookRequest: WebhookBody,
   Webhook: WebhookData,
   Resend: ResendData,
+  PolicyListRequest: PoliciesBody,
+  PolicyList: PoliciesData,
+  ListedPolicy: PoliciesData.properties.policies.items,
+  RequestLogQuery: RequestLogBody,
+  RequestLog: RequestLogData,
+  LoggedCall: CallModel,
   AdvanceRequest: AdvanceBody,
   // As the advance's route writes its answer (test-helpers/index.ts): the clock it set and what it recorded.
   Advance: t.Object({ ...ClockModel.properties, ...RecordedEvents }),

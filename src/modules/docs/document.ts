@@ -28,9 +28,10 @@ policy against a returned plan, apply one of four correction scenarios to it, ca
 signed events about it. Every example in this document is a call that works as shown, in the
 document's order: session, search, issue, modify, read, certificate, then the session's clock read
 and advanced ${ADVANCE_DAYS} days into the trip (Test helpers), the cancel's preview (pro rata then), the webhook
-and events, and last the insurer's side (type in the \`policy_ref\` that issue answers, and for a
-resend an \`event_id\` the events list answers; the webhook's example URL reaches no one: put your
-receiver's there).
+and events, the insurer's side, and last what the session holds: its policies and its request log
+(type in the \`policy_ref\` that issue answers, for a resend an \`event_id\` the events list answers,
+and for one logged call a \`request_id\` the log lists; the webhook's example URL reaches no one:
+put your receiver's there).
 
 The session is a cookie, \`sbx_session\` (HttpOnly): the first call without it opens a session and sets
 it; send it back on later calls (a browser, or any client with a cookie jar, does so by itself).
@@ -54,6 +55,11 @@ ${MAX_CLOCK_AHEAD_DAYS} days), never back. Trip dates, refunds, which correction
 it; the session's expiry, fair use and webhook retries stay on real time, and once it was advanced
 every answer's \`meta.session_clock\` says where it stands. The insurer's side of a simulation policy
 comes on demand: it cancels (the whole premium back) or reissues the certificate.
+
+Every call a session makes, refused ones included, is kept in its request log (\`POST /api/sandbox/requests\`):
+what was sent and what was answered, with the testing headers, the newest 200, each body cut at 16 KiB,
+and never personal data (a body refused as such keeps only its field paths). It is written behind: a
+call is listed within about 200 ms. Print it when a test fails.
 
 Events (see Webhooks) are listed by \`POST /api/sandbox/events\` and POSTed to the endpoint a session
 registers, signed in \`Sandbox-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\`
@@ -130,6 +136,10 @@ const NAMES: Record<FlowPath, readonly [operationId: string, tag: string]> = {
   [PATHS.resend]: ['resendEvent', 'Events'],
   [PATHS.reissueCertificate]: ['reissuePolicyCertificate', 'Test helpers'],
   [PATHS.insurerCancel]: ['insurerCancelPolicy', 'Test helpers'],
+  [PATHS.policies]: ['listPolicies', 'Policies'],
+  [PATHS.requestLog]: ['listRequests', 'Request log'],
+  [PATHS.requestLogEntry]: ['readRequest', 'Request log'],
+  [PATHS.console]: ['openConsole', 'Request log'],
 }
 
 /** The flow's calls in the order a partner makes them (examples.ts: the position is the call's number). */
@@ -146,6 +156,12 @@ const TAGS = [
       "Calls with no production counterpart (the `test_helpers` prefix says so): the session's clock, read and advanced, and the " +
       "insurer's side of a policy on demand (it cancels, it reissues the certificate).",
   },
+  {
+    name: 'Request log',
+    description:
+      "The session's own calls as the sandbox received and answered them (the newest 200, bodies cut at 16 KiB, no personal data), " +
+      'newest first, filtered and paged, or one by its `request_id`. Reading the log is not itself logged.',
+  },
 ]
 
 /** Calls whose body may be left out (an empty body is `{}`). */
@@ -160,6 +176,9 @@ const OPTIONAL_BODY = new Set<string>([
   PATHS.clock,
   PATHS.reissueCertificate,
   PATHS.insurerCancel,
+  PATHS.policies,
+  PATHS.requestLog,
+  PATHS.requestLogEntry,
 ])
 
 /** Adds the examples: the request of each call of the flow, and an envelope for each of its answers. */
@@ -267,7 +286,7 @@ export function openApiDocument(app: AnyElysia, version: string, services: Pick<
   const { config } = services
   const { paths } = toOpenAPISchema(withJsonParser(app), { paths: hidden })
   const mode: Mode = services.insurer ? 'uat_gateway' : 'simulation'
-  const flow = exampleFlow(services, now)
+  const flow = exampleFlow(services, now, mode)
   const named = withComponents(refine(paths as Record<string, Record<string, Operation>>, flow, config, mode) as never, webhooks(flow) as never)
   return {
     // 3.1.0 says what 3.1.2 does (patch versions only fix the text), and every common parser reads it.

@@ -19,11 +19,13 @@ import type { PolicyRecord } from '../../storage/storage'
 import { premiumInPaise, priceCatalogue, toAmount, toMinorUnits } from '../plans/pricing'
 import { issuedPayload, policyEventData, policyView, refundView } from '../policies/read'
 import { sessionPayload } from '../session/service'
+import { consoleLink } from '../../http/console-link'
 import { EVENT_TYPES, newEvent } from '../../domain/events'
 import { MAX_CLOCK_AHEAD_DAYS, clockView } from '../../domain/session-clock'
 import { TEST_MESSAGE } from '../events/service'
 import { refundOf } from '../policies/refund'
 import { cancellationPayload } from '../policies/cancel'
+import { policyLine } from '../policies/list'
 
 const MINUTE_MS = 60_000
 const DAY_MS = 86_400_000
@@ -32,7 +34,8 @@ const DAY_MS = 86_400_000
  * The flow's calls in the order a partner makes them (the position is the call's number, and the
  * minute after 09:00 UTC its example happens at): the session's clock is advanced before the
  * cancellation's preview, so the preview shows a refund in the middle of the trip, and the insurer
- * cancels last, once nothing else needs the policy live.
+ * cancels, once nothing else needs the policy live; then the session's policies are listed, and its
+ * request log shows the issue call as it was sent and answered, and reads it again by its `request_id`.
  */
 export const FLOW = [
   PATHS.session,
@@ -50,6 +53,10 @@ export const FLOW = [
   PATHS.resend,
   PATHS.reissueCertificate,
   PATHS.insurerCancel,
+  PATHS.policies,
+  PATHS.requestLog,
+  PATHS.requestLogEntry,
+  PATHS.console,
 ] as const
 export type FlowPath = (typeof FLOW)[number]
 
@@ -81,6 +88,7 @@ export const ERROR_EXAMPLES: { [Code in ErrorCode]: ErrorWording<Code> & { detai
   document_not_ready: { values: { readyAt: '2026-11-25T09:02:05.000Z' } },
   insurer_declined: {},
   event_not_found: {},
+  request_not_found: {},
   webhook_not_registered: {},
   clock_backwards: { values: { now: '2026-12-05T09:00:00.000Z' } },
   clock_too_far: { values: { maxDays: MAX_CLOCK_AHEAD_DAYS } },
@@ -110,7 +118,7 @@ const WEBHOOK_PLACEHOLDER = 'http://192.0.2.1/sandbox-events'
 const ref = (prefix: string, seed: string) => `${prefix}${seed.repeat(20).slice(0, 20)}`
 
 /** The example requests and the answers they get, for the UTC day of `now`. */
-export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, now: number) {
+export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, now: number, mode: Mode = 'simulation') {
   const { catalogue, config } = services
   const today = todayDayNumber(now)
   const day = (offset: number) => fromDayNumber(today + offset)
@@ -150,6 +158,11 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.resend]: {},
     [PATHS.reissueCertificate]: {},
     [PATHS.insurerCancel]: {},
+    [PATHS.policies]: {},
+    // The issue call, as the log keeps it (a path as listed: no reference in this one).
+    [PATHS.requestLog]: { path: PATHS.issue },
+    [PATHS.requestLogEntry]: {},
+    [PATHS.console]: {},
   } satisfies Record<FlowPath, object>
   // The cancel body's named examples; the first, a preview, is the flow's (it leaves the policy as it is).
   const cancellations = {
@@ -232,8 +245,30 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
   const cancelled: PolicyRecord = { ...reissued, status: 'cancelled', cancellation, updatedAt: cancellation.at }
   const amount = (minor: number) => toAmount(catalogue, minor, currency)
   const previewAt = at(PATHS.cancel)
+  const context: EnvelopeContext = {
+    session,
+    startedAt: wall(PATHS.session),
+    sessionClock: (number: number) => (offsetAt(number) > 0 ? clockView(wallAt(number), offsetAt(number)) : undefined),
+    requestIdSeed: '5f0c9a3e1b7d4c2a8e6f0b',
+  }
+  // The issue call as the request log keeps it: the body as sent, the envelope as answered.
+  const issueAnswer = exampleEnvelope(config, mode, context, call(PATHS.issue), { data: issuedPayload(services, issued, at(PATHS.issue)) })
+  const loggedIssue = {
+    request_id: issueAnswer.request_id,
+    at: isoTimestamp(wall(PATHS.issue)),
+    method: 'POST',
+    path: PATHS.issue,
+    status: 200,
+    error_code: null,
+    duration_ms: 3.42,
+    testing: { idempotency_key: null, sandbox_outcome: null, sandbox_delay_ms: null },
+    request: { content_type: 'application/json', body: issue, note: null },
+    answer: { content_type: 'application/json', body: issueAnswer, truncated: false },
+  }
+  // The link of a session with this ref (its proof from a made-up token hash), on the default port.
+  const consoleAnswer = consoleLink(new Request('http://localhost:3000/'), 0, session, 'example-token-hash')
   const data = {
-    [PATHS.session]: sessionPayload(session, config, lifetime),
+    [PATHS.session]: { ...sessionPayload(session, config, lifetime), console_url: consoleAnswer.console_url },
     [PATHS.search]: { trip, travellers: travellers.length, currency, plans: priced.map(({ plan }) => plan) },
     [PATHS.issue]: issuedPayload(services, issued, at(PATHS.issue)),
     [PATHS.modify]: {
@@ -278,6 +313,10 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     [PATHS.resend]: { event_id: testEvent.ref, next_attempt_at: isoTimestamp(wall(PATHS.resend)) },
     [PATHS.reissueCertificate]: policyView(services, reissued, [endorsement], at(PATHS.reissueCertificate)),
     [PATHS.insurerCancel]: cancellationPayload(services, cancelled),
+    [PATHS.policies]: { policies: [policyLine(services, cancelled, at(PATHS.policies))], next_cursor: null },
+    [PATHS.requestLog]: { calls: [loggedIssue], next_cursor: null },
+    [PATHS.requestLogEntry]: loggedIssue,
+    [PATHS.console]: consoleAnswer,
     // (The certificate answers its PDF: no example.)
   } satisfies Record<Exclude<FlowPath, typeof PATHS.certificate>, unknown>
   return {
@@ -286,22 +325,29 @@ export function exampleFlow(services: Pick<Services, 'catalogue' | 'config'>, no
     cancellations,
     advances,
     data,
-    session,
-    startedAt: wall(PATHS.session),
-    /** The session's clock as the answer of call number `number` shows it (`meta.session_clock`): none until it was advanced. */
-    sessionClock: (number: number) => (offsetAt(number) > 0 ? clockView(wallAt(number), offsetAt(number)) : undefined),
+    ...context,
     policyRef: issued.ref,
-    requestIdSeed: '5f0c9a3e1b7d4c2a8e6f0b',
+    /** The `request_id` of the call the log's example reads (the issue's). */
+    requestId: loggedIssue.request_id,
   }
 }
 
 export type ExampleFlow = ReturnType<typeof exampleFlow>
 
+/** What an example envelope needs of the flow: its session, when it started, its clock and the request ids' seed. */
+interface EnvelopeContext {
+  session: { expiresAt: number }
+  startedAt: number
+  /** The session's clock as the answer of call number `number` shows it (`meta.session_clock`): none until it was advanced. */
+  sessionClock: (number: number) => ReturnType<typeof clockView> | undefined
+  requestIdSeed: string
+}
+
 /**
  * The envelope of the flow's call number `call` (0 for the session), around its example `data` or
  * an example error of `code`, with the allowance and session the flow would have then.
  */
-export function exampleEnvelope(config: Config, mode: Mode, flow: ExampleFlow, call: number, answer: { data: unknown } | { code: ErrorCode }) {
+export function exampleEnvelope(config: Config, mode: Mode, flow: EnvelopeContext, call: number, answer: { data: unknown } | { code: ErrorCode }) {
   const code = 'code' in answer ? answer.code : null
   // An expired session and a spent allowance are refused before the call is counted.
   const counted = code !== 'session_expired' && code !== 'rate_limited'

@@ -11,7 +11,7 @@ import { Elysia } from 'elysia'
 import swaggerScript from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'text' }
 import swaggerStyle from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' }
 import { todayDayNumber } from '../../domain/dates'
-import { arrivedOverHttps } from '../../http/client-address'
+import { requestOrigin } from '../../http/client-address'
 import { DOCS_PATH, INDEX_PATHS, SPEC_PATH } from '../../http/paths'
 import type { Services } from '../services'
 import { openApiDocument } from './document'
@@ -59,20 +59,6 @@ function frontDoor(version: string) {
   }
 }
 
-/**
- * The origin a client fetched the document from: the request's own, or behind trusted proxies the
- * scheme and host the proxy forwards (read as the cookie's Secure is). Its `servers` entry, so a
- * generated client needs no base URL. Without a usable Host (HTTP/1.0, a malformed `Host:`) Bun
- * hands over a bare path: then `/`, the origin the client used, whatever it was.
- */
-function documentOrigin(request: Request, trustProxy: number): string {
-  if (!URL.canParse(request.url)) return '/'
-  const own = new URL(request.url)
-  const host = trustProxy > 0 ? request.headers.get('x-forwarded-host')?.split(',')[0]?.trim() : undefined
-  const candidate = `${arrivedOverHttps(request, trustProxy) ? 'https' : own.protocol.slice(0, -1)}://${host || own.host}`
-  return URL.canParse(candidate) ? new URL(candidate).origin : own.origin
-}
-
 /** Whether an `Accept-Encoding` takes gzip: named, or `*` when gzip is not named; not with `q=0`. */
 function takesGzip(accept: string | null): boolean {
   const entries = (accept ?? '').split(',').map((entry) => entry.trim().toLowerCase())
@@ -112,7 +98,7 @@ export function docsRoutes(version: string, services: Pick<Services, 'catalogue'
     .get(
       SPEC_PATH,
       ({ request }) => {
-        const bytes = served(documentOrigin(request, services.config.trustProxy), services.clock())
+        const bytes = served(requestOrigin(request, services.config.trustProxy), services.clock())
         const gzip = takesGzip(request.headers.get('accept-encoding'))
         if (gzip) bytes.gzipped ??= new Uint8Array(gzipSync(bytes.plain))
         return new Response(gzip ? bytes.gzipped! : bytes.plain, {

@@ -12,7 +12,8 @@ import type { SessionAdmission } from '../../http/steps/admission'
 import { NoFields, responses } from '../../http/envelope-model'
 import { idempotentHeaders, outcomeHeaders } from '../../http/headers-model'
 import { certificateInput, renderCertificate } from './certificate'
-import { CancelBody, CancelData, IssueBody, ModifyBody, ModifyData, PolicyData, PolicyParams, ReadData } from './model'
+import { CancelBody, CancelData, IssueBody, ModifyBody, ModifyData, PoliciesBody, PoliciesData, PolicyData, PolicyParams, ReadData } from './model'
+import { listPolicies } from './list'
 import { policyView, readPolicy } from './read'
 import { issuePolicy } from './issue'
 import { modifyPolicy } from './modify'
@@ -171,4 +172,13 @@ export function policyRoutes(admission: SessionAdmission, services: Services) {
         },
       },
     )
+    .post(PATHS.policies, async ({ sandbox, body }) => success(sandbox, await listPolicies(services, sandbox.session!, body)), {
+      body: PoliciesBody,
+      headers: outcomeHeaders(PATHS.policies),
+      response: responses(PoliciesData, []),
+      detail: {
+        summary: 'List the policies of this session',
+        description: "Every policy of the session, newest first: status, cover on the session's clock, premium, and its refund once cancelled.",
+      },
+    })
 }

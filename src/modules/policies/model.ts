@@ -205,3 +205,32 @@ export const PolicyEventData = t.Object(
   },
   { description: 'The policy as read-back shows it right after the change, without `endorsements`: their number, and in `policy.endorsed` the one made.' },
 )
+
+export const PoliciesBody = t.Object(
+  {
+    cursor: t.Optional(t.String({ pattern: '^[0-9]{1,15}$', description: "The previous answer's `next_cursor`.", 'x-issue': 'must be a next_cursor' })),
+    limit: t.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many (50 by default).', 'x-issue': 'must be a whole number from 1 to 100' }),
+    ),
+  },
+  { additionalProperties: false, 'x-issue': 'must be an object' },
+)
+
+const {
+  endorsements: _all,
+  travellers: _people,
+  travellers_count: _count,
+  traveller_identity: _identity,
+  documents: _documents,
+  svc_insurance_id: _svc,
+  ...listed
+} = ReadData.properties
+
+export const PoliciesData = t.Object({
+  policies: t.Array(t.Object(listed, { description: 'A policy of this session: where it stands, its premium and any refund.' }), {
+    description: 'Newest first.',
+  }),
+  next_cursor: t.Union([t.String(), t.Null()], { description: 'Pass as `cursor` for older policies; null when none are left.' }),
+})
+
+export type PoliciesRequest = typeof PoliciesBody.static

@@ -10,6 +10,7 @@ import { SESSION_COOKIE, setSessionCookie } from '../../http/session-cookie'
 import { SessionBody, SessionData } from './model'
 import { mintSession } from '../../domain/session-token'
 import { lifetimeSeconds, sessionPayload } from './service'
+import { consoleLink } from '../../http/console-link'
 
 export function sessionRoutes(admission: SessionAdmission, services: Services) {
   const { storage, config } = services
@@ -24,7 +25,8 @@ export function sessionRoutes(admission: SessionAdmission, services: Services) {
       sandbox.session = await storage.openSession(minted, now)
       sandbox.sessionToken = minted.token
       setSessionCookie(cookie[SESSION_COOKIE]!, request, config, minted.token, lifetime)
-      return success(sandbox, sessionPayload(sandbox.session, config, lifetime))
+      const { console_url } = consoleLink(request, config.trustProxy, sandbox.session, minted.tokenHash)
+      return success(sandbox, { ...sessionPayload(sandbox.session, config, lifetime), console_url })
     },
     {
       body: SessionBody,

@@ -26,4 +26,9 @@ export const SessionData = t.Object({
     window_minutes: t.Number({ description: 'Window length in minutes.' }),
     session_minutes: t.Number({ description: "This session's lifetime in minutes: the server's, or the shorter `lifetime_minutes` asked for." }),
   }),
+  console_url: t.String({
+    description:
+      "The session's console, at the address the call was sent to (behind a trusted proxy, the one it forwards): a read-only page of its policies, events and calls for a person's browser. " +
+      'Print it when a test fails. Also answered by `POST /api/sandbox/console`.',
+  }),
 })

@@ -18,6 +18,7 @@ import { migrate } from './migrations'
 import { policyStore } from './policies'
 import { quoteStore } from './quotes'
 import { rateLimitStore } from './rate-limits'
+import { requestLogStore, requestLogWriter, WRITE_BEHIND_MS } from './request-log'
 import { sessionStore } from './sessions'
 import { sweepBatch } from './sweep'
 
@@ -37,6 +38,7 @@ function postgresStores(sql: Queryable, locking: boolean): Stores {
     idempotency: idempotencyStore(sql, locking),
     events: eventStore(sql, locking),
     webhooks: webhookStore(sql, locking),
+    requestLog: requestLogStore(sql),
   }
 }
 
@@ -63,9 +65,21 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
   const rates = rateLimitStore(sql, { limit: options.rateLimit, windowMs: options.rateWindowMs })
   const deliveries = deliveryQueue(sql)
   const batch = sweepBatch(sql, options.rateWindowMs)
+  const calls = requestLogWriter(sql)
+  const logTimer = setInterval(() => void calls.flush().catch(() => {}), WRITE_BEHIND_MS)
+  ;(logTimer as { unref?: () => void }).unref?.()
+  const stores = storesThrough(postgresStores(sql, false), guarded)
 
   return {
-    ...storesThrough(postgresStores(sql, false), guarded),
+    ...stores,
+
+    // Reading the log writes what this process holds of it first, so a call just answered is listed.
+    requestLog: {
+      list: (sessionId, query) => guarded(() => calls.flush()).then(() => stores.requestLog.list(sessionId, query)),
+      find: (sessionId, requestId) => guarded(() => calls.flush()).then(() => stores.requestLog.find(sessionId, requestId)),
+    },
+
+    logCall: (call) => calls.add(call),
 
     admit: (request) => guarded(() => rates.admit(request)),
 
@@ -85,7 +99,7 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
         return sweepInBatches(batch, now)
       }),
 
-    flush: async () => {},
+    flush: () => guarded(() => calls.flush()),
 
     // Ready means writable: a standby after a failover answers reads but refuses every admission.
     ping: () =>
@@ -96,6 +110,10 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
 
     clock: () => Date.now() + offset,
 
-    close: () => sql.end({ timeout: 5 }),
+    close: async () => {
+      clearInterval(logTimer)
+      await calls.flush().catch(() => {})
+      await sql.end({ timeout: 5 })
+    },
   }
 }

@@ -4,7 +4,7 @@
  * Append a migration to change the schema; never edit one that has shipped.
  */
 import type { Sql } from 'postgres'
-import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, SESSION_CLOCK, type ColumnTypes } from '../migrations'
+import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, REQUEST_LOG, SESSION_CLOCK, type ColumnTypes } from '../migrations'
 import { inTransaction } from './driver'
 
 /** Any fixed number: the advisory lock every instance takes to migrate. */
@@ -262,6 +262,8 @@ export const MIGRATIONS: string[] = [
   END
   $$;
   `,
+  // 5: the request log (../migrations.ts, as on SQLite).
+  REQUEST_LOG(TYPES),
 ]
 
 /** Brings the database up to the newest schema; safe when several instances start at once. */

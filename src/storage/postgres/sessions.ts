@@ -15,6 +15,11 @@ export function sessionStore(sql: Queryable, locking: boolean): SessionStore {
         ${locking ? sql`FOR NO KEY UPDATE` : sql``}`
       return row ? Number(row.offset) : null
     },
+    async byRef(ref, now) {
+      const [row] = await sql<{ id: number; token_hash: string; expires_at: number; clock_offset_ms: number }[]>`
+        SELECT id, token_hash, expires_at, clock_offset_ms FROM sessions WHERE ref = ${ref} AND expires_at > ${now} AND NOT purged`
+      return row && { id: row.id, ref, expiresAt: row.expires_at, clockOffsetMs: Number(row.clock_offset_ms), tokenHash: row.token_hash }
+    },
     async setClockOffset(id, offsetMs) {
       await sql`UPDATE sessions SET clock_offset_ms = ${offsetMs} WHERE id = ${id}`
     },

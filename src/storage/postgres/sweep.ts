@@ -29,6 +29,7 @@ export function sweepBatch(sql: Sql<any>, windowMs: number) {
         await tx`DELETE FROM idempotency WHERE session_id = ANY(${claimed}::bigint[])`
         await tx`DELETE FROM events WHERE session_id = ANY(${claimed}::bigint[])`
         await tx`DELETE FROM webhooks WHERE session_id = ANY(${claimed}::bigint[])`
+        await tx`DELETE FROM request_log WHERE session_id = ANY(${claimed}::bigint[])`
         await tx`UPDATE sessions SET purged = true WHERE id = ANY(${claimed}::bigint[])`
       }
       const forgotten = await tx`

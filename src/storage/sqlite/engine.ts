@@ -18,6 +18,7 @@ import { idempotencyStore } from './idempotency'
 import { limitSize, migrate } from './migrations'
 import { policyStore } from './policies'
 import { type QuoteStore, quoteStore } from './quotes'
+import { type RequestLog, requestLogStore } from './request-log'
 import { rateLog, rateWindows } from './rate-limits'
 import { type SessionStore, sessionStore } from './sessions'
 import { sweepBatch } from './sweep'
@@ -36,9 +37,14 @@ export interface SqliteOptions {
 }
 
 /** The stores over the file; sessions and quotes as memory serves them. */
-function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore): StoreImplementations {
+function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: QuoteStore, requestLog: RequestLog): StoreImplementations {
   return {
-    sessions: { isLive: sessions.isLive, clockOffset: sessions.clockOffset, setClockOffset: sessions.setClockOffset },
+    sessions: {
+      isLive: sessions.isLive,
+      clockOffset: sessions.clockOffset,
+      setClockOffset: sessions.setClockOffset,
+      byRef: sessions.byRef,
+    },
     quotes: {
       unsaved: quotes.unsaved,
       find: quotes.find,
@@ -52,6 +58,7 @@ function engineStores(db: SqliteConnection, sessions: SessionStore, quotes: Quot
     idempotency: idempotencyStore(db),
     events: eventStore(db),
     webhooks: webhookStore(db),
+    requestLog: { list: requestLog.list, find: requestLog.find },
   }
 }
 
@@ -90,7 +97,8 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
   const rates = rateWindows({ limit: options.rateLimit, windowMs: options.rateWindowMs })
   const hitLog = rateLog(db, options.rateWindowMs)
   rates.load(hitLog.recent(Date.now()))
-  const unwritten = unwrittenRows({ sessions, quotes, rates, rateLog: hitLog })
+  const requestLog = requestLogStore(db)
+  const unwritten = unwrittenRows({ sessions, quotes, rates, rateLog: hitLog, requestLog })
   const behind = writeBehind(
     () =>
       driver.transaction(
@@ -100,19 +108,48 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
     unwritten.isEmpty,
     options.writeBehindMs,
   )
+  /** Commits what memory holds, with the request log's calls of this session (or all) that otherwise wait their time. */
+  const logWritten = (sessionId?: number) => {
+    requestLog.wantWritten(sessionId)
+    return behind.flush()
+  }
   const batch = sweepBatch(db, options.rateWindowMs, (sessionId) => {
     sessions.forget(sessionId)
     quotes.forget(sessionId)
   })
   const deliveries = deliveryQueue(db)
-  const stores = engineStores(db, sessions, quotes)
+  const stores = engineStores(db, sessions, quotes, requestLog)
   const inTurn: Runner = (work) => driver.provideConnection(work)
   let closing = false
 
   const inTransaction = transactionStores(stores)
+  const through = storesThrough(stores, inTurn)
 
   return {
-    ...storesThrough(stores, inTurn),
+    ...through,
+
+    // A console link of a session opened a moment ago finds it: memory's sessions are written first.
+    sessions: {
+      ...through.sessions,
+      byRef: async (ref, now) => {
+        await behind.flush()
+        return inTurn(() => sessions.byRef(ref, now))
+      },
+    },
+
+    // Reading the log writes what memory holds of it first, so a call just answered is listed.
+    requestLog: {
+      list: async (sessionId, query) => {
+        await logWritten(sessionId)
+        return inTurn(() => requestLog.list(sessionId, query))
+      },
+      find: async (sessionId, requestId) => {
+        await logWritten(sessionId)
+        return inTurn(() => requestLog.find(sessionId, requestId))
+      },
+    },
+
+    logCall: (call) => requestLog.add(call),
 
     ...memoryAdmission({ sessions, rates, failure: behind.failure, inTurn }),
 
@@ -151,7 +188,7 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
       return swept
     },
 
-    flush: () => behind.flush(),
+    flush: () => logWritten(),
 
     ping: () => driver.transaction((connection) => void connection.prepare('SELECT 1').get()),
 
@@ -160,6 +197,7 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
     close: async () => {
       closing = true
       behind.stop()
+      requestLog.wantWritten()
       try {
         await behind.flush(true)
       } finally {

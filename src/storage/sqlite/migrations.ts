@@ -3,7 +3,7 @@
  * Append a migration to change the schema; never edit one that has shipped.
  */
 import type { SqliteConnection } from './connection'
-import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, SESSION_CLOCK, type ColumnTypes } from '../migrations'
+import { CANCELLATION, ENDORSEMENTS_AND_IDEMPOTENCY, EVENTS, REQUEST_LOG, SESSION_CLOCK, type ColumnTypes } from '../migrations'
 import type { SqliteDriver } from './driver'
 
 const TYPES: ColumnTypes = { bigint: 'INTEGER', integer: 'INTEGER', text: 'TEXT', id: 'INTEGER PRIMARY KEY', keyed: ' WITHOUT ROWID' }
@@ -102,6 +102,8 @@ export const MIGRATIONS: string[] = [
   EVENTS(TYPES),
   // 7: a clock per session, and cover over time (../migrations.ts, as on PostgreSQL).
   SESSION_CLOCK(TYPES),
+  // 8: the request log (../migrations.ts, as on PostgreSQL).
+  REQUEST_LOG(TYPES),
 ]
 
 export const SCHEMA_VERSION = MIGRATIONS.length

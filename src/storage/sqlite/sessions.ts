@@ -19,6 +19,9 @@ export function sessionStore(db: SqliteConnection) {
   )
   const offsetOf = db.prepare<{ clock_offset_ms: number }>('SELECT clock_offset_ms FROM sessions WHERE id = ?')
   const setOffset = db.prepare('UPDATE sessions SET clock_offset_ms = ? WHERE id = ?')
+  const byPublicRef = db.prepare<{ id: number; token_hash: string; expires_at: number; clock_offset_ms: number }>(
+    'SELECT id, token_hash, expires_at, clock_offset_ms FROM sessions WHERE ref = ? AND purged = 0',
+  )
   const insert = db.prepare('INSERT INTO sessions (id, ref, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)')
   const live = db.prepare<{ live: number }>('SELECT 1 AS live FROM sessions WHERE id = ? AND expires_at > ? AND purged = 0')
   let lastId = db.prepare<{ id: number | null }>('SELECT MAX(id) AS id FROM sessions').get()?.id ?? 0
@@ -89,6 +92,16 @@ export function sessionStore(db: SqliteConnection) {
     setClockOffset(id: number, offsetMs: number): void {
       setOffset.run(offsetMs, id)
       settingOffsets.set(id, offsetMs)
+    },
+    /**
+     * The live session with this ref as the file has it (the engine writes memory's first), its clock
+     * as memory has it (the file follows once committed).
+     */
+    byRef(ref: string, now: number): (SessionRow & { tokenHash: string }) | undefined {
+      const row = byPublicRef.get(ref)
+      if (!row || row.expires_at <= now) return undefined
+      const session = remembered(row.id) ?? { id: row.id, ref, expiresAt: row.expires_at, clockOffsetMs: row.clock_offset_ms }
+      return { ...session, tokenHash: row.token_hash }
     },
     /** The transaction committed: memory takes the offsets it set. */
     offsetsCommitted(): void {

@@ -14,7 +14,9 @@ const BATCH = SESSIONS_PER_BATCH.sqlite
 /** One bounded batch of the sweep, for the caller to run in one short transaction. */
 export function sweepBatch(db: SqliteConnection, windowMs: number, forget: (sessionId: number) => void = () => {}) {
   const expired = db.prepare<{ id: number }>('SELECT id FROM sessions WHERE purged = 0 AND expires_at <= ? LIMIT ?')
-  const owned = ['quotes', 'policies', 'idempotency', 'events', 'webhooks'].map((table) => db.prepare(`DELETE FROM ${table} WHERE session_id = ?`))
+  const owned = ['quotes', 'policies', 'idempotency', 'events', 'webhooks', 'request_log'].map((table) =>
+    db.prepare(`DELETE FROM ${table} WHERE session_id = ?`),
+  )
   const markPurged = db.prepare('UPDATE sessions SET purged = 1 WHERE id = ?')
   const forgetTombstones = db.prepare('DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purged = 1 AND expires_at <= ? LIMIT ?)')
   const tidyCounters = rateCounterTidier(db, windowMs)

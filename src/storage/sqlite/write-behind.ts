@@ -10,6 +10,7 @@ import { StorageUnavailable } from '../storage'
 import { asStorageError } from './faults'
 import type { QuoteStore } from './quotes'
 import type { rateLog, RateWindows } from './rate-limits'
+import type { RequestLog } from './request-log'
 import type { SessionStore } from './sessions'
 
 /** How long what memory served may wait for the file: the most a crash loses of it. */
@@ -20,33 +21,37 @@ interface Parts {
   quotes: QuoteStore
   rates: RateWindows
   rateLog: ReturnType<typeof rateLog>
+  requestLog: RequestLog
 }
 
 /**
  * The prelude of every transaction (driver.ts): takes what is unwritten and writes it; puts it back
  * if the transaction fails. Sessions, which what a transaction writes refers to, and quotes, so that a plan
- * a policy was issued from stays in the file with it (few: a quote is written once); rate hits, which
- * every call adds, only in the write-behind's own transaction.
+ * a policy was issued from stays in the file with it (few: a quote is written once); rate hits and
+ * the request log, which every call adds, only in the write-behind's own transaction.
  */
-export function unwrittenRows({ sessions, quotes, rates, rateLog }: Parts) {
+export function unwrittenRows({ sessions, quotes, rates, rateLog, requestLog }: Parts) {
   return {
-    isEmpty: () => sessions.unwritten.isEmpty() && quotes.unwritten.isEmpty() && rates.unwritten.isEmpty(),
+    isEmpty: () => sessions.unwritten.isEmpty() && quotes.unwritten.isEmpty() && rates.unwritten.isEmpty() && requestLog.unwritten.isEmpty(),
     write(everything: boolean): { rolledBack(): void } {
       const taken = {
         sessions: sessions.unwritten.take(),
         quotes: quotes.unwritten.take(),
         hits: everything ? rates.unwritten.take() : new Map(),
+        calls: everything ? requestLog.unwritten.take() : [],
       }
       const restore = () => {
         sessions.unwritten.restore(taken.sessions)
         quotes.unwritten.restore(taken.quotes)
         rates.unwritten.restore(taken.hits)
+        requestLog.unwritten.restore(taken.calls)
       }
       try {
         // Sessions first: what is written for them refers to them.
         sessions.write(taken.sessions)
         quotes.write(taken.quotes)
         rateLog.write(taken.hits, rates)
+        requestLog.write(taken.calls)
       } catch (error) {
         // A storage fault passes (the file full, read-only): kept, written once it takes writes again.
         // Anything else would fail again on every retry and block every write: dropped.
