@@ -10,7 +10,7 @@ import { BUSINESS_OUTCOMES } from '../domain/business-outcomes'
 import { isoTimestamp } from '../domain/dates'
 import type { LoggedCall } from '../storage/storage'
 import { FORCED_OUTCOME_HEADER, FORCED_OUTCOMES } from './forced-outcome'
-import { loggedMethod, loggedPath, pathOf } from './paths'
+import { loggedMethod } from './paths'
 import type { RequestState } from './request-state'
 
 /** The most of a body or an answer the log keeps, as JSON text: longer ones are cut, and say so. */
@@ -88,12 +88,16 @@ function requestBody(loggedBody: unknown, errorCode: string | null, answer: any,
  * (storage/sqlite/request-log.ts), and those are never stringified. Nothing changes a body or an
  * answer once it has been sent.
  */
-export function callRecord(state: RequestState, request: Request, status: number, headers: Record<string, unknown>): LoggedCall | null {
+export function callRecord(
+  state: RequestState,
+  request: Request,
+  { path, status, durationMs }: { path: string; status: number; durationMs: number },
+  headers: Record<string, unknown>,
+): LoggedCall | null {
   if (!state.session) return null
   const answer = state.answer as any
   const errorCode: string | null = answer?.ok === false ? answer.error.code : null
   const outcome = request.headers.get(FORCED_OUTCOME_HEADER)
-  const path = loggedPath(pathOf(request.url))
   const { loggedBody } = state
   const contentLength = request.headers.get('content-length')
   const fields = {
@@ -103,7 +107,7 @@ export function callRecord(state: RequestState, request: Request, status: number
     path,
     status,
     error_code: errorCode,
-    duration_ms: Math.round((performance.now() - state.startedAt) * 100) / 100,
+    duration_ms: durationMs,
     testing: {
       idempotency_key: request.headers.has('idempotency-key') ? (headers['idempotent-replayed'] === 'true' ? 'replayed' : 'sent') : null,
       sandbox_outcome: outcome === null ? null : KNOWN_OUTCOMES.has(outcome) ? outcome : '(not a known outcome)',

@@ -220,14 +220,21 @@ export interface RequestLogQuery {
   limit: number
 }
 
+/** A logged call as the log stores it: its entry's JSON, and the time and id the list orders by. */
+export interface LoggedRow {
+  id: number
+  at: number
+  entry: string
+}
+
 export interface RequestLogStore {
   /**
    * The session's calls, newest first (by the time each was admitted: instances write their calls
    * at their own pace, so ids do not follow the calls), as `query` narrows them.
    */
-  list(sessionId: number, query: RequestLogQuery): Promise<{ id: number; at: number; entry: string }[]>
+  list(sessionId: number, query: RequestLogQuery): Promise<LoggedRow[]>
   /** The session's call with this request id. */
-  find(sessionId: number, requestId: string): Promise<{ id: number; at: number; entry: string } | undefined>
+  find(sessionId: number, requestId: string): Promise<LoggedRow | undefined>
 }
 
 export interface Stores {

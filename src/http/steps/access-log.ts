@@ -14,16 +14,17 @@ export function accessLog(log: Log, storage: Pick<Storage, 'logCall'>) {
     const state = maybeStateOf(request)
     if (!state) return
     const status = typeof set.status === 'number' ? set.status : 200
+    const answered = { path: loggedPath(pathOf(request.url)), status, durationMs: Math.round((performance.now() - state.startedAt) * 100) / 100 }
     log({
       request_id: state.requestId,
       method: loggedMethod(request.method),
-      path: loggedPath(pathOf(request.url)),
+      path: answered.path,
       status: set.status ?? 200,
-      duration_ms: Math.round((performance.now() - state.startedAt) * 100) / 100,
+      duration_ms: answered.durationMs,
       session_ref: state.session?.ref ?? null,
     })
     if (UNLOGGED_ROUTES.has(route)) return
-    const call = callRecord(state, request, status, set.headers as Record<string, unknown>)
+    const call = callRecord(state, request, answered, set.headers as Record<string, unknown>)
     if (call) storage.logCall(call)
   })
 }

@@ -4,7 +4,7 @@
  * the newest `REQUEST_LOG_PER_SESSION` of a session. Another instance's calls show once it has
  * written them (within that interval).
  */
-import { REQUEST_LOG_PER_SESSION, type LoggedCall, type RequestLogStore } from '../storage'
+import { REQUEST_LOG_PER_SESSION, type LoggedCall, type LoggedRow, type RequestLogStore } from '../storage'
 import { inTransaction, type Queryable } from './driver'
 import type { Sql } from 'postgres'
 
@@ -14,7 +14,7 @@ export const WRITE_BEHIND_MS = 200
 export function requestLogStore(sql: Queryable): RequestLogStore {
   return {
     async list(sessionId, { before, failedOnly, path, since, until, limit }) {
-      return sql<{ id: number; at: number; entry: string }[]>`
+      return sql<LoggedRow[]>`
         SELECT id, at, entry FROM request_log
         WHERE session_id = ${sessionId}
           ${before === null ? sql`` : sql`AND (at < ${before.at} OR (at = ${before.at} AND id < ${before.id}))`}
@@ -25,7 +25,7 @@ export function requestLogStore(sql: Queryable): RequestLogStore {
         ORDER BY at DESC, id DESC LIMIT ${limit}`
     },
     async find(sessionId, requestId) {
-      const [row] = await sql<{ id: number; at: number; entry: string }[]>`
+      const [row] = await sql<LoggedRow[]>`
         SELECT id, at, entry FROM request_log WHERE session_id = ${sessionId} AND request_id = ${requestId}`
       return row
     },

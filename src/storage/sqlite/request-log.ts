@@ -10,7 +10,7 @@
  * stalled every request behind the write (bench/findings.md, 2026-11-27). A crash loses what waits;
  * nothing else waits for the log.
  */
-import { REQUEST_LOG_PER_SESSION, type LoggedCall, type RequestLogQuery } from '../storage'
+import { REQUEST_LOG_PER_SESSION, type LoggedCall, type LoggedRow, type RequestLogQuery } from '../storage'
 import type { SqliteConnection } from './connection'
 
 /** How long a session's calls may wait in memory when nobody reads its log. */
@@ -39,13 +39,13 @@ export function requestLogStore(db: SqliteConnection) {
        SELECT at, id FROM request_log WHERE session_id = ? ORDER BY at DESC, id DESC LIMIT 1 OFFSET ${REQUEST_LOG_PER_SESSION})`,
   )
   // Every filter in one statement: a null parameter lets its condition pass.
-  const page = db.prepare<{ id: number; at: number; entry: string }>(
+  const page = db.prepare<LoggedRow>(
     `SELECT id, at, entry FROM request_log
      WHERE session_id = ? AND (? IS NULL OR at < ? OR (at = ? AND id < ?)) AND (? = 0 OR status >= 400) AND (? IS NULL OR path = ?)
        AND (? IS NULL OR at >= ?) AND (? IS NULL OR at <= ?)
      ORDER BY at DESC, id DESC LIMIT ?`,
   )
-  const byRequest = db.prepare<{ id: number; at: number; entry: string }>('SELECT id, at, entry FROM request_log WHERE session_id = ? AND request_id = ?')
+  const byRequest = db.prepare<LoggedRow>('SELECT id, at, entry FROM request_log WHERE session_id = ? AND request_id = ?')
   // Each session's newest calls not yet written, oldest first; sessions in the order they began to wait.
   let waiting = new Map<number, Waiting>()
   let count = 0
@@ -103,11 +103,11 @@ export function requestLogStore(db: SqliteConnection) {
       if (sessionId === undefined) asked = 'all'
       else if (asked !== 'all' && waiting.has(sessionId)) asked.add(sessionId)
     },
-    list(sessionId: number, { before, failedOnly, path, since, until, limit }: RequestLogQuery): { id: number; at: number; entry: string }[] {
+    list(sessionId: number, { before, failedOnly, path, since, until, limit }: RequestLogQuery): LoggedRow[] {
       const [at, id] = before === null ? [null, null] : [before.at, before.id]
       return page.all(sessionId, at, at, at, id, failedOnly ? 1 : 0, path, path, since, since, until, until, limit)
     },
-    find(sessionId: number, requestId: string): { id: number; at: number; entry: string } | undefined {
+    find(sessionId: number, requestId: string): LoggedRow | undefined {
       return byRequest.get(sessionId, requestId)
     },
     /** The calls added and not yet written. */
