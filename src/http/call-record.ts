@@ -14,7 +14,7 @@ import { loggedMethod } from './paths'
 import type { RequestState } from './request-state'
 
 /** The most of a body or an answer the log keeps, as JSON text: longer ones are cut, and say so. */
-export const MAX_LOGGED_BYTES = 16 * 1024
+const MAX_LOGGED_BYTES = 16 * 1024
 
 const KNOWN_OUTCOMES: ReadonlySet<string> = new Set([...FORCED_OUTCOMES, ...BUSINESS_OUTCOMES])
 

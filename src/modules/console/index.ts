@@ -16,6 +16,7 @@ import { ConsoleLinkData } from './model'
 import { CONSOLE_ASSETS, CONSOLE_CSP, consolePage, consoleScript, consoleStyle } from './page'
 import { consoleData } from './service'
 import { consoleLink } from '../../http/console-link'
+import { staticAsset } from '../../http/static-asset'
 import { hashToken } from '../../domain/session-token'
 
 const HIDDEN = { detail: { hide: true } }
@@ -48,8 +49,7 @@ function consoleAllowance() {
   }
 }
 
-const asset = (body: string, type: string) => () =>
-  new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' } })
+const asset = (body: string, type: string) => staticAsset(body, type, 3600)
 
 /** Before the request's steps, as the documentation is: a browser brings no session cookie. */
 export function consoleDataRoutes(services: Services, peerAddress: PeerAddress) {

@@ -12,6 +12,7 @@ import swaggerScript from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 't
 import swaggerStyle from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' }
 import { todayDayNumber } from '../../domain/dates'
 import { requestOrigin } from '../../http/client-address'
+import { staticAsset } from '../../http/static-asset'
 import { DOCS_PATH, INDEX_PATHS, SPEC_PATH } from '../../http/paths'
 import type { Services } from '../services'
 import { openApiDocument } from './document'
@@ -35,8 +36,7 @@ const page = `<!doctype html>
 </body>
 </html>`
 
-const asset = (body: string, type: string) => () =>
-  new Response(body, { headers: { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'public, max-age=86400' } })
+const asset = (body: string, type: string) => staticAsset(body, type, 86_400)
 
 /** RFC 8631 links: the docs page for people, the OpenAPI document for tools. */
 const LINKS = `<${DOCS_PATH}>; rel="service-doc", <${SPEC_PATH}>; rel="service-desc"`

@@ -36,7 +36,7 @@ export function requestLogStore(sql: Queryable): RequestLogStore {
  * The most calls held unwritten while the database does not take them: past it the oldest go (the
  * log is a help, not a record; a session keeps only its newest 200 anyway).
  */
-export const HELD_AT_MOST = 20_000
+const HELD_AT_MOST = 20_000
 
 /** The calls this process logged and has not written yet, and their writing. */
 export function requestLogWriter(sql: Sql<any>) {

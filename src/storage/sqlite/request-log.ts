@@ -14,7 +14,7 @@ import { REQUEST_LOG_PER_SESSION, type LoggedCall, type LoggedRow, type RequestL
 import type { SqliteConnection } from './connection'
 
 /** How long a session's calls may wait in memory when nobody reads its log. */
-export const LOG_WRITE_MS = 5_000
+const LOG_WRITE_MS = 5_000
 
 /** The most calls a round of the write-behind writes unasked (whole sessions: one may pass it). */
 const SLICE = 100
