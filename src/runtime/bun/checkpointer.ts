@@ -10,11 +10,17 @@ import { Database } from 'bun:sqlite'
 /** `mark`: a number the main thread sends; every later report echoes the last one received before its checkpoint began. */
 type Message = { start: { path: string; everyMs: number } } | { mark: number } | { stop: true }
 
-/** The WAL after a checkpoint: pages in it, pages copied back, and the last mark received before the checkpoint began. */
+/**
+ * The WAL after a checkpoint: pages in it, pages copied back, and the last mark received before the
+ * checkpoint began; and when the checkpoint began (ms since the epoch) and how long it took, for the
+ * stall trace (stall-trace.ts).
+ */
 export interface WalReport {
   pages: number
   copied: number
   mark: number
+  at: number
+  ms: number
 }
 
 /** What the worker tells the main thread: the WAL after each checkpoint, or that it stopped. */
@@ -26,6 +32,9 @@ declare const self: {
 }
 
 let db: Database | null = null
+
+/** A checkpoint's result: pages in the WAL and pages copied back. `all()`, not `get()`: a statement left unfinished would hold a read snapshot, and the WAL could never start anew. */
+const checkpoint = (mode: 'PASSIVE') => db!.query<{ log: number; checkpointed: number }, []>(`PRAGMA wal_checkpoint(${mode})`).all()[0]
 let timer: ReturnType<typeof setInterval> | undefined
 let mark = 0
 
@@ -40,9 +49,12 @@ self.onmessage = ({ data }) => {
     timer = setInterval(() => {
       try {
         const markBefore = mark
-        // all(), not get(): a statement left unfinished would hold a read snapshot, and the WAL could never start anew.
-        const [row] = db!.query<{ log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').all()
-        if (row) self.postMessage({ wal: { pages: row.log, copied: row.checkpointed, mark: markBefore } })
+        const started = performance.now()
+        const row = checkpoint('PASSIVE')
+        if (row) {
+          const at = performance.timeOrigin + started
+          self.postMessage({ wal: { pages: row.log, copied: row.checkpointed, mark: markBefore, at, ms: performance.now() - started } })
+        }
       } catch {
         // busy or failing storage: the next tick tries again, and SQLite's own checkpoint remains
       }

@@ -7,6 +7,7 @@
  */
 import { Database } from 'bun:sqlite'
 import type { Report, WalReport } from './checkpointer'
+import { spanOfThread } from '../../stall-trace'
 import { type Checkpointer, connectionOver, type SqliteConnection, type SqlValue } from '../../storage/sqlite/connection'
 
 /** Bun's checkpointer, which also tells what the WAL was at its last report (its test reads it). */
@@ -34,13 +35,14 @@ const MOST_WAIT_MS = 2_000
 function startCheckpointer(db: Database, path: string, url: string): WorkerCheckpointer {
   db.exec('PRAGMA wal_autocheckpoint = 10000')
   const worker = new Worker(url)
-  let wal: WalReport = { pages: 0, copied: 0, mark: 0 }
+  let wal: WalReport = { pages: 0, copied: 0, mark: 0, at: 0, ms: 0 }
   let marks = 0
   let running = true
   let reported = () => {}
   worker.addEventListener('message', ({ data }: MessageEvent<Report>) => {
     if (data === 'stopped') return
     wal = data.wal
+    spanOfThread('checkpoint (worker thread)', wal.at, wal.ms)
     reported()
   })
   worker.addEventListener('close', () => {

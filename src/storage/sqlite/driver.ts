@@ -6,6 +6,7 @@
  * so against the file's other connection too (Bun's checkpoint worker). The connection's calls are
  * synchronous (connection.ts); only waiting for the turn is not.
  */
+import { spanSince, timed } from '../../stall-trace'
 import type { SqliteConnection } from './connection'
 import { asStorageError } from './faults'
 
@@ -33,9 +34,10 @@ export interface SqliteDriver {
   provideConnection<T>(work: (connection: SqliteConnection) => T | Promise<T>): Promise<T>
   /**
    * The one way into a transaction: in its turn, `BEGIN IMMEDIATE`, the prelude, `work`, `COMMIT`;
-   * rolled back, prelude and all, when anything in it throws.
+   * rolled back, prelude and all, when anything in it throws. `name`: what it is, as the stall
+   * trace times it (stall-trace.ts).
    */
-  transaction<T>(work: (connection: SqliteConnection) => T | Promise<T>, prelude?: Prelude): Promise<T>
+  transaction<T>(work: (connection: SqliteConnection) => T | Promise<T>, prelude?: Prelude, name?: string): Promise<T>
   /** Once every call before it is done: stops what runs beside the connection, checkpoints, closes. */
   destroy(): Promise<void>
 }
@@ -59,15 +61,17 @@ export function sqliteDriver(connection: SqliteConnection): SqliteDriver {
 
   return {
     provideConnection,
-    transaction: (work, prelude) =>
+    transaction: (work, prelude, name = 'transaction') =>
       provideConnection(async () => {
+        const started = performance.now()
         connection.exec('BEGIN IMMEDIATE')
         let written: ReturnType<Prelude> | undefined
         try {
-          written = prelude?.()
+          written = prelude && timed(`${name}: unwritten rows`, prelude)
           const result = await work(connection)
-          connection.exec('COMMIT')
+          timed(`${name}: commit`, () => connection.exec('COMMIT'))
           written?.committed?.()
+          spanSince(name, started)
           return result
         } catch (error) {
           rollback(connection)

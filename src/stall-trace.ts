@@ -1,0 +1,70 @@
+/**
+ * @module Where the request thread's time goes between requests, for the benchmark's stall
+ * attribution (bench/stalls.ts). Off unless `SANDBOX_STALL_TRACE` names a file; then a timer due
+ * every millisecond measures how late the event loop runs it (each lateness of `STALL_MS` or more
+ * is a stall: nothing ran on time during it), and the housekeeping the server does on its own
+ * (write-behind rounds, transactions, sweep batches, checkpoints) is timed as spans. Both are
+ * appended to the file as JSON lines, `at` in milliseconds since the epoch, once a second.
+ * Off, `timed` costs one comparison.
+ */
+import { appendFileSync } from 'node:fs'
+
+/** A lateness of the loop worth a line: requests waiting this long are what the tail is made of. */
+const STALL_MS = 2
+/** Spans shorter than this are not written: they cannot explain a stall. */
+const SPAN_MS = 0.5
+
+export type TraceLine = { stall: number; at: number } | { span: string; at: number; ms: number }
+
+let lines: string[] | null = null
+
+const epochMs = (fromNow: number) => performance.timeOrigin + fromNow
+
+/** Records a span of work that ran on another thread (the checkpoint worker): begun `at` (ms since the epoch), `ms` long. */
+export function spanOfThread(name: string, at: number, ms: number): void {
+  if (lines && ms >= SPAN_MS) lines.push(JSON.stringify({ span: name, at, ms }))
+}
+
+/** Records the span `name` from `started` (a `performance.now()`) until now. */
+export function spanSince(name: string, started: number): void {
+  if (!lines) return
+  const ms = performance.now() - started
+  if (ms >= SPAN_MS) lines.push(JSON.stringify({ span: name, at: epochMs(started), ms }))
+}
+
+/** `work`, timed as the span `name` while tracing; its synchronous part only (what holds the thread). */
+export function timed<T>(name: string, work: () => T): T {
+  if (!lines) return work()
+  const started = performance.now()
+  try {
+    return work()
+  } finally {
+    spanSince(name, started)
+  }
+}
+
+/** Starts tracing into `path` (appended to); the returned function writes what is pending and stops. */
+export function startStallTrace(path: string): () => void {
+  lines = []
+  let expected = performance.now() + 1
+  const sample = setInterval(() => {
+    const now = performance.now()
+    const late = now - expected
+    if (late >= STALL_MS) lines?.push(JSON.stringify({ stall: late, at: epochMs(expected) }))
+    expected = now + 1
+  }, 1)
+  const write = () => {
+    if (!lines?.length) return
+    const pending = lines
+    lines = []
+    timed('stall trace written', () => appendFileSync(path, `${pending.join('\n')}\n`))
+  }
+  const writer = setInterval(write, 1000)
+  for (const timer of [sample, writer]) (timer as { unref?: () => void }).unref?.()
+  return () => {
+    clearInterval(sample)
+    clearInterval(writer)
+    write()
+    lines = null
+  }
+}
