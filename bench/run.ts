@@ -76,9 +76,7 @@ async function runPaths(bench: Bench, sandbox: string[], label: string): Promise
   const rows: Row[] = []
   if (wanted(options, 'c')) {
     rows.push(await withRate(bench, { key: 'c', label: 'policy issue', server: label, mode: 'issue' }, sandbox))
-    rows.push(
-      await withRate(bench, { key: 'c400', label: `policy issue at ${FIXED_ISSUE_RATE} req/s`, server: label, mode: 'issue' }, sandbox, FIXED_ISSUE_RATE),
-    )
+    rows.push(await withRate(bench, { key: 'c400', label: 'policy issue, fixed rate', server: label, mode: 'issue' }, sandbox, FIXED_ISSUE_RATE))
     rows.push(await onTmpfs(bench, sandbox, { key: 'c0', label: 'policy issue, database on tmpfs (no disk)', server: label, mode: 'issue' }))
   }
   if (wanted(options, 'd')) {

@@ -4,11 +4,37 @@
  * transaction holds the turn from `BEGIN IMMEDIATE` to `COMMIT`, so a check-then-write (idempotency,
  * sequences) is atomic against this process's other calls, and the write lock taken first makes it
  * so against the file's other connection too (Bun's checkpoint worker). The connection's calls are
- * synchronous (connection.ts); only waiting for the turn is not.
+ * synchronous (connection.ts); only waiting for the turn, and for the write lock, are not.
  */
 import { spanSince, timed } from '../../stall-trace'
 import type { SqliteConnection } from './connection'
-import { asStorageError } from './faults'
+import { asStorageError, isBusy } from './faults'
+
+/** The stall trace's name for a transaction's wait for the write lock: the request waited, the thread did not. */
+const WAITED = 'waiting for the write lock'
+
+/** How long a transaction waits for the write lock that another connection holds before it fails as unavailable (busy_timeout's 5 s). */
+const LOCK_WAIT_MS = 5_000
+
+/**
+ * `BEGIN IMMEDIATE`, waiting for the write lock between turns of the event loop, not inside SQLite:
+ * where the connection waits for no lock (Bun's, beside the checkpoint worker, which holds it while
+ * it restarts the WAL), requests that do not write go on meanwhile.
+ */
+async function begin(connection: SqliteConnection): Promise<void> {
+  const started = performance.now()
+  const until = started + LOCK_WAIT_MS
+  for (let waited = false; ; waited = true) {
+    try {
+      connection.exec('BEGIN IMMEDIATE')
+      if (waited) spanSince(WAITED, started)
+      return
+    } catch (error) {
+      if (!isBusy(error) || performance.now() > until) throw error
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+}
 
 /** SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR); the original error is the one to report. */
 function rollback(connection: SqliteConnection): void {
@@ -63,8 +89,8 @@ export function sqliteDriver(connection: SqliteConnection): SqliteDriver {
     provideConnection,
     transaction: (work, prelude, name = 'transaction') =>
       provideConnection(async () => {
+        await begin(connection)
         const started = performance.now()
-        connection.exec('BEGIN IMMEDIATE')
         let written: ReturnType<Prelude> | undefined
         try {
           written = prelude && timed(`${name}: unwritten rows`, prelude)

@@ -121,7 +121,8 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
   })
   const deliveries = deliveryQueue(db)
   const stores = engineStores(db, sessions, quotes, requestLog)
-  const inTurn: Runner = (work) => driver.provideConnection(work)
+  // Timed for the stall trace: a read holds the thread as a transaction does.
+  const inTurn: Runner = (work) => driver.provideConnection(() => timed('read', work))
   let closing = false
 
   const inTransaction = transactionStores(stores)
