@@ -3,11 +3,14 @@
  * attribution (bench/stalls.ts). Off unless `SANDBOX_STALL_TRACE` names a file; then a timer due
  * every millisecond measures how late the event loop runs it (each lateness of `STALL_MS` or more
  * is a stall: nothing ran on time during it), and the housekeeping the server does on its own
- * (write-behind rounds, transactions, sweep batches, checkpoints) is timed as spans. Both are
- * appended to the file as JSON lines, `at` in milliseconds since the epoch, once a second.
+ * (write-behind rounds, transactions, sweep batches, checkpoints) is timed as spans, as are garbage
+ * collections where the runtime reports them (Node, Deno; on Bun, JavaScriptCore's log does:
+ * `BUN_JSC_logGC=1`). All are appended to the file as JSON lines, `at` in milliseconds since the
+ * epoch, once a second.
  * Off, `timed` costs one comparison.
  */
 import { appendFileSync } from 'node:fs'
+import { PerformanceObserver } from 'node:perf_hooks'
 
 /** A lateness of the loop worth a line: requests waiting this long are what the tail is made of. */
 const STALL_MS = 2
@@ -61,10 +64,24 @@ export function startStallTrace(path: string): () => void {
   }
   const writer = setInterval(write, 1000)
   for (const timer of [sample, writer]) (timer as { unref?: () => void }).unref?.()
+  const collections = observeCollections()
   return () => {
+    collections?.disconnect()
     clearInterval(sample)
     clearInterval(writer)
     write()
     lines = null
   }
+}
+
+/** Each garbage collection as a span, where the runtime reports them to a PerformanceObserver. */
+function observeCollections(): PerformanceObserver | null {
+  // Bun's types omit `supportedEntryTypes`; Bun has it, without 'gc'.
+  const { supportedEntryTypes } = PerformanceObserver as unknown as { supportedEntryTypes: readonly string[] }
+  if (!supportedEntryTypes.includes('gc')) return null
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) spanOfThread('garbage collection', epochMs(entry.startTime), entry.duration)
+  })
+  observer.observe({ entryTypes: ['gc'] })
+  return observer
 }
