@@ -76,6 +76,9 @@ function pathsTable(paths: Row[], raw: Row | undefined): string[] {
   return out
 }
 
+/** A row as the latency tables name it: the ladder's top rung is the sandbox's plan search. */
+const rowName = (row: Row) => (row.key === 'L7' ? 'plan search' : row.label)
+
 const rateLine = (key: string, name: string, h: RateResult) =>
   `| ${key} | ${name} | ${h.target_rate} | ${h.achieved_rate} | ${h.p50_ms.toFixed(2)} | ` +
   `${h.p99_ms.toFixed(2)} | ${h.max_ms.toFixed(2)} | ${h.non2xx}${h.non2xx ? ' ⚠' : ''} | ${Math.round(h.server_cpu * 100)}% | ${h.server_cpu_us_per_request} |`
@@ -92,8 +95,7 @@ function halfRateTable(rows: Row[], options: Options): string[] {
   ]
   for (const row of halves) {
     const h = row.half!
-    const name = row.key === 'L7' ? 'plan search' : row.label
-    out.push(rateLine(row.key, `${name} (${row.server})`, h))
+    out.push(rateLine(row.key, `${rowName(row)} (${row.server})`, h))
     if (row.floor) out.push(rateLine(`${row.key} floor`, 'raw Bun.serve at the same rate', row.floor))
   }
   out.push(
@@ -117,7 +119,7 @@ function stallTables(rows: Row[]): string[] {
       'on Bun, JavaScriptCore logged each collection. Each stall is put down to the timed work that overlapped it most, ' +
       'and each request of 5 ms or more to the stall (or the wait for the write lock) that overlapped it most (bench/stalls.ts). ' +
       'Work on the checkpoint thread runs beside the loop: it is a cause only where nothing on the loop overlapped.',
-    ...traced.flatMap((row) => ['', attributionTable(`${row.key} ${row.label} (${row.server}) at ${row.half!.target_rate} req/s`, row.stalls!)]),
+    ...traced.flatMap((row) => ['', attributionTable(`${row.key} ${rowName(row)} (${row.server}) at ${row.half!.target_rate} req/s`, row.stalls!)]),
   ]
 }
 

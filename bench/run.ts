@@ -27,7 +27,7 @@ import type { Results } from './goals'
 import { runLadder } from './ladder'
 import { isBuilt, runtimeCommand } from '../test/support/launch'
 import { WRK } from './load'
-import { measure, type AtRate, type Bench, type Row } from './measure'
+import { measure, searchAnswerFile, type AtRate, type Bench, type Row } from './measure'
 import { parseOptions, wanted, type Options } from './options'
 import { runPostgres } from './postgres'
 import { BUN, PIN, ROOT, loadAverage, openHarness } from './processes'
@@ -100,6 +100,19 @@ async function runPaths(bench: Bench, sandbox: string[], label: string): Promise
     if (!isBuilt(runtime)) rows.push({ ...row, skipped: 'not built (npm run build)' })
     else rows.push(await withRate(bench, row, runtimeCommand(runtime)))
   }
+  // Each runtime's own ceiling: how much of the gap to Bun is its HTTP server (docs/operations.md).
+  const answer = searchAnswerFile(bench)
+  const body: Record<string, string> = existsSync(answer) ? { BENCH_BODY_FILE: answer } : {}
+  const rawHttp = join(import.meta.dir, 'raw-http.mjs')
+  rows.push(
+    await measure(
+      bench,
+      { key: 'f2r', label: 'raw Deno.serve, fixed answer (Deno ceiling)', server: 'deno', mode: 'search' },
+      ['deno', 'run', '--allow-net', '--allow-env', '--allow-read', rawHttp],
+      body,
+    ),
+    await measure(bench, { key: 'f3r', label: 'raw node:http, fixed answer (Node ceiling)', server: 'node', mode: 'search' }, ['node', rawHttp], body),
+  )
   return rows
 }
 
