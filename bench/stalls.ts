@@ -8,6 +8,7 @@
  * or, when nothing timed overlapped it, the requests themselves (their handling, queued).
  */
 import { existsSync, readFileSync } from 'node:fs'
+import { STALL_SPANS } from '../src/stall-trace'
 
 export interface Interval {
   name: string
@@ -28,9 +29,9 @@ export interface Attribution {
 /** What nothing timed overlapped: the requests' own handling, one after another. */
 export const UNTIMED = 'requests (nothing timed overlapped)'
 /** Work on a thread of its own (on the server's core: it overlaps, it does not block the loop). */
-const BESIDE = new Set(['checkpoint (worker thread)', 'WAL restart (worker thread, write lock held)'])
+const BESIDE = new Set<string>([STALL_SPANS.checkpoint, STALL_SPANS.restart, STALL_SPANS.restartGivenUp])
 /** A wait of one request that leaves the loop free: a cause for the requests that waited, not for a stall. */
-const WAITS = new Set(['waiting for the write lock'])
+const WAITS = new Set<string>([STALL_SPANS.lockWait])
 const STALL_COUNTED_MS = 5
 
 const overlap = (a: { at: number; ms: number }, b: { at: number; ms: number }) => Math.max(0, Math.min(a.at + a.ms, b.at + b.ms) - Math.max(a.at, b.at))

@@ -17,6 +17,17 @@ const STALL_MS = 2
 /** Spans shorter than this are not written: they cannot explain a stall. */
 const SPAN_MS = 0.5
 
+/**
+ * Spans the attribution (bench/stalls.ts) tells apart: work on the checkpoint thread, beside the
+ * loop, and a transaction's wait for the write lock, which leaves the loop free.
+ */
+export const STALL_SPANS = {
+  checkpoint: 'checkpoint (worker thread)',
+  restart: 'WAL restart (worker thread, write lock held)',
+  restartGivenUp: 'WAL restart given up (worker thread, readers or writer busy)',
+  lockWait: 'waiting for the write lock',
+} as const
+
 export type TraceLine = { stall: number; at: number } | { span: string; at: number; ms: number }
 
 let lines: string[] | null = null

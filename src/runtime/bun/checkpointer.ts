@@ -23,7 +23,8 @@ export interface WalReport {
   mark: number
   at: number
   ms: number
-  restart?: { at: number; ms: number }
+  /** `done`: the WAL starts anew with the next write; else the restart gave up (busy), and copied what it could. */
+  restart?: { at: number; ms: number; done: boolean }
 }
 
 /** What the worker tells the main thread: the WAL after each checkpoint, or that it stopped. */
@@ -35,18 +36,50 @@ declare const self: {
 }
 
 /**
- * WAL pages (64 MB) past which a checkpoint that leaves frames uncopied is finished holding the write
- * lock, so that the WAL starts anew; below SQLite's own checkpoint mark (sqlite.ts), which would
- * otherwise copy the whole WAL inside a request's commit (bench/findings.md, 2026-11-27).
+ * WAL pages (64 MB) past which the worker finishes a pass holding the write lock, so that the WAL
+ * starts anew; below SQLite's own checkpoint mark (sqlite.ts), which would otherwise copy the whole
+ * WAL inside a request's commit (bench/findings.md, 2026-11-27).
  */
 const RESTART_PAGES = 16_000
 
-let db: Database | null = null
+/**
+ * How long a restart waits for the request thread's transaction and reads to end before it gives up
+ * (and copies what it can, as a pass does); below the 5 s a transaction waits for the lock (driver.ts).
+ */
+const RESTART_WAIT_MS = 1_000
 
-/** A checkpoint's result: pages in the WAL and pages copied back. `all()`, not `get()`: a statement left unfinished would hold a read snapshot, and the WAL could never start anew. */
-const checkpoint = (mode: 'PASSIVE' | 'RESTART') => db!.query<{ log: number; checkpointed: number }, []>(`PRAGMA wal_checkpoint(${mode})`).all()[0]
+let db: Database | null = null
 let timer: ReturnType<typeof setInterval> | undefined
 let mark = 0
+/** The WAL's size when it was last restarted: until a write starts it anew, it needs no other restart. */
+let restartedAt = -1
+
+/**
+ * A checkpoint's result: whether it gave up (busy), pages in the WAL, pages copied back. `all()`, not
+ * `get()`: a statement left unfinished would hold a read snapshot, and the WAL could never start anew.
+ */
+const checkpoint = (mode: 'PASSIVE' | 'RESTART') =>
+  db!.query<{ busy: number; log: number; checkpointed: number }, []>(`PRAGMA wal_checkpoint(${mode})`).all()[0]
+
+/** One pass; past the mark, the frames written meanwhile copied holding the write lock, so that the WAL starts anew. */
+function pass(restartPages: number): WalReport | null {
+  const markBefore = mark
+  const started = performance.now()
+  let row = checkpoint('PASSIVE')
+  let restart: WalReport['restart']
+  // Writes that never pause always leave a frame or two after a pass, and SQLite starts the WAL anew
+  // only once all are copied: those written during this pass are copied holding the write lock
+  // (RESTART), for which the request thread waits without blocking.
+  if (row && row.log >= restartPages && row.log !== restartedAt) {
+    const restarted = performance.now()
+    row = checkpoint('RESTART') ?? row
+    const done = row.busy === 0
+    if (done) restartedAt = row.log
+    restart = { at: performance.timeOrigin + restarted, ms: performance.now() - restarted, done }
+  }
+  if (!row) return null
+  return { pages: row.log, copied: row.checkpointed, mark: markBefore, at: performance.timeOrigin + started, ms: performance.now() - started, restart }
+}
 
 self.onmessage = ({ data }) => {
   if ('mark' in data) {
@@ -55,34 +88,23 @@ self.onmessage = ({ data }) => {
   }
   if ('start' in data) {
     const restartPages = data.start.restartPages ?? RESTART_PAGES
-    // This thread only (Linux: a thread's own nice value): on a busy core, requests go first.
-    try {
-      setPriority(19)
-    } catch {
-      // not permitted here: the thread keeps the process's priority
+    // Linux gives a thread its own nice value: on a busy core, requests go first. Elsewhere the call
+    // would lower the whole server's.
+    if (process.platform === 'linux') {
+      try {
+        setPriority(19)
+      } catch {
+        // not permitted here: the thread keeps the process's priority
+      }
     }
     db = new Database(data.start.path)
-    db.exec('PRAGMA busy_timeout = 5000')
+    db.exec(`PRAGMA busy_timeout = ${RESTART_WAIT_MS}`)
     timer = setInterval(() => {
       try {
-        const markBefore = mark
-        const started = performance.now()
-        let row = checkpoint('PASSIVE')
-        let restart: WalReport['restart']
-        // Writes that never pause always leave a frame or two after a pass, and SQLite starts the WAL
-        // anew only once all are copied: past the mark, those written during this pass are copied
-        // holding the write lock (RESTART), for which the request thread waits without blocking.
-        if (row && row.log >= restartPages) {
-          const restarted = performance.now()
-          row = checkpoint('RESTART') ?? row
-          restart = { at: performance.timeOrigin + restarted, ms: performance.now() - restarted }
-        }
-        if (row) {
-          const at = performance.timeOrigin + started
-          self.postMessage({ wal: { pages: row.log, copied: row.checkpointed, mark: markBefore, at, ms: performance.now() - started, restart } })
-        }
+        const wal = pass(restartPages)
+        if (wal) self.postMessage({ wal })
       } catch {
-        // busy or failing storage: the next tick tries again, and SQLite's own checkpoint remains
+        // failing storage: the next tick tries again, and SQLite's own checkpoint remains
       }
     }, data.start.everyMs)
     return

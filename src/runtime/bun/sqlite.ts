@@ -8,7 +8,7 @@
  */
 import { Database } from 'bun:sqlite'
 import type { Report, WalReport } from './checkpointer'
-import { spanOfThread } from '../../stall-trace'
+import { STALL_SPANS, spanOfThread } from '../../stall-trace'
 import { type Checkpointer, connectionOver, type SqliteConnection, type SqlValue } from '../../storage/sqlite/connection'
 
 /** Bun's checkpointer, which also tells what the WAL was at its last report (its test reads it). */
@@ -51,8 +51,8 @@ function startCheckpointer(db: Database, path: string, url: string, restartPages
   worker.addEventListener('message', ({ data }: MessageEvent<Report>) => {
     if (data === 'stopped') return
     wal = data.wal
-    spanOfThread('checkpoint (worker thread)', wal.at, wal.ms)
-    if (wal.restart) spanOfThread('WAL restart (worker thread, write lock held)', wal.restart.at, wal.restart.ms)
+    spanOfThread(STALL_SPANS.checkpoint, wal.at, wal.ms)
+    if (wal.restart) spanOfThread(wal.restart.done ? STALL_SPANS.restart : STALL_SPANS.restartGivenUp, wal.restart.at, wal.restart.ms)
     reported()
   })
   worker.addEventListener('close', () => {

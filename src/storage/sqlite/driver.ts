@@ -6,35 +6,15 @@
  * so against the file's other connection too (Bun's checkpoint worker). The connection's calls are
  * synchronous (connection.ts); only waiting for the turn, and for the write lock, are not.
  */
-import { spanSince, timed } from '../../stall-trace'
+import { STALL_SPANS, spanSince, timed } from '../../stall-trace'
 import type { SqliteConnection } from './connection'
 import { asStorageError, isBusy } from './faults'
-
-/** The stall trace's name for a transaction's wait for the write lock: the request waited, the thread did not. */
-const WAITED = 'waiting for the write lock'
 
 /** How long a transaction waits for the write lock that another connection holds before it fails as unavailable (busy_timeout's 5 s). */
 const LOCK_WAIT_MS = 5_000
 
-/**
- * `BEGIN IMMEDIATE`, waiting for the write lock between turns of the event loop, not inside SQLite:
- * where the connection waits for no lock (Bun's, beside the checkpoint worker, which holds it while
- * it restarts the WAL), requests that do not write go on meanwhile.
- */
-async function begin(connection: SqliteConnection): Promise<void> {
-  const started = performance.now()
-  const until = started + LOCK_WAIT_MS
-  for (let waited = false; ; waited = true) {
-    try {
-      connection.exec('BEGIN IMMEDIATE')
-      if (waited) spanSince(WAITED, started)
-      return
-    } catch (error) {
-      if (!isBusy(error) || performance.now() > until) throw error
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1))
-  }
-}
+/** A transaction that found the write lock taken: it gave its turn back, and tries again. */
+const LOCKED = Symbol('locked')
 
 /** SQLite has already rolled back after some errors (SQLITE_FULL, SQLITE_IOERR); the original error is the one to report. */
 function rollback(connection: SqliteConnection): void {
@@ -85,29 +65,58 @@ export function sqliteDriver(connection: SqliteConnection): SqliteDriver {
     }
   }
 
+  /** In the turn, after `BEGIN IMMEDIATE`: the prelude, `work`, `COMMIT`; all rolled back when anything throws. */
+  async function inTransaction<T>(work: (connection: SqliteConnection) => T | Promise<T>, prelude: Prelude | undefined, name: string): Promise<T> {
+    const started = performance.now()
+    let written: ReturnType<Prelude> | undefined
+    try {
+      written = prelude && timed(`${name}: unwritten rows`, prelude)
+      const result = await work(connection)
+      timed(`${name}: commit`, () => connection.exec('COMMIT'))
+      written?.committed?.()
+      spanSince(name, started)
+      return result
+    } catch (error) {
+      rollback(connection)
+      written?.rolledBack()
+      throw error
+    }
+  }
+
   return {
     provideConnection,
-    transaction: (work, prelude, name = 'transaction') =>
-      provideConnection(async () => {
-        await begin(connection)
-        const started = performance.now()
-        let written: ReturnType<Prelude> | undefined
-        try {
-          written = prelude && timed(`${name}: unwritten rows`, prelude)
-          const result = await work(connection)
-          timed(`${name}: commit`, () => connection.exec('COMMIT'))
-          written?.committed?.()
-          spanSince(name, started)
-          return result
-        } catch (error) {
-          rollback(connection)
-          written?.rolledBack()
-          throw error
-        }
-      }),
+    /**
+     * Where the connection waits for no lock (Bun's, beside the checkpoint worker, which holds the
+     * write lock while it starts the WAL anew), a transaction that finds it taken gives its turn back
+     * and tries again a moment later: the thread, and the connection's reads, go on meanwhile.
+     */
+    async transaction(work, prelude, name = 'transaction') {
+      const started = performance.now()
+      let locked = false
+      for (;;) {
+        const outcome = await provideConnection(async () => {
+          try {
+            connection.exec('BEGIN IMMEDIATE')
+          } catch (error) {
+            if (!isBusy(error)) throw error
+            if (performance.now() - started < LOCK_WAIT_MS) return LOCKED
+            spanSince(STALL_SPANS.lockWait, started)
+            throw error
+          }
+          if (locked) spanSince(STALL_SPANS.lockWait, started)
+          return { result: await inTransaction(work, prelude, name) }
+        })
+        if (outcome !== LOCKED) return outcome.result
+        locked = true
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
+    },
     destroy: () =>
       provideConnection(async () => {
         await connection.checkpointer?.stop()
+        // A worker's pass still finishing (its stop waits 1 s at most) is waited for, not skipped:
+        // the WAL is truncated at shutdown.
+        connection.exec('PRAGMA busy_timeout = 5000')
         connection.exec('PRAGMA wal_checkpoint(TRUNCATE)')
         connection.close()
       }),

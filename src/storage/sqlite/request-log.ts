@@ -23,7 +23,7 @@ const LOG_WRITE_MS = 5_000
  */
 const SLICE = 32
 
-/** Past this many calls waiting, a round writes ten slices: memory stays bounded under any load. */
+/** Past this many calls waiting, a round also writes those over it: memory stays bounded under any load. */
 const HELD_AT_MOST = 20_000
 
 interface Waiting {
@@ -88,7 +88,7 @@ export function requestLogStore(db: SqliteConnection) {
       for (const sessionId of asked) takeSession(sessionId, taken)
       asked = new Set()
       const now = Date.now()
-      const slice = taken.length + (count > HELD_AT_MOST ? SLICE * 10 : SLICE)
+      const slice = taken.length + SLICE + Math.max(0, count - HELD_AT_MOST)
       while (taken.length < slice && oldestDue(now)) takeSession(waiting.keys().next().value as number, taken, slice - taken.length)
       return taken
     },

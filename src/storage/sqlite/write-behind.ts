@@ -80,8 +80,11 @@ export function writeBehind(writeEverything: () => Promise<void>, isEmpty: () =>
       await writeEverything()
       failure = null
     } catch (error) {
-      failure = error instanceof StorageUnavailable ? error : new StorageUnavailable(String(error))
-      throw failure
+      const unavailable = error instanceof StorageUnavailable ? error : new StorageUnavailable(String(error))
+      // The write lock held past a transaction's wait (the WAL restarted on a slow disk): the file is
+      // fine, admission goes on, and the next round tries again.
+      if (!unavailable.reason.startsWith('SQLITE_BUSY')) failure = unavailable
+      throw unavailable
     }
   }
 
