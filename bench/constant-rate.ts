@@ -11,7 +11,7 @@
  *
  * Prints one line `BENCH_JSON {...}`: scheduled, completed, non-2xx, p50/p99/max in ms, the
  * achieved rate and, with `--pid` (the server's), the server's CPU while the clock ran (set-up left
- * out). Lanes do their own set-up (search, issue) before the clock starts.
+ * out); the clock's window and every request of 5 ms or more (ms since the epoch), for bench/stalls.ts. Lanes do their own set-up (search, issue) before the clock starts.
  */
 import { connect, type Socket } from 'node:net'
 import { parseArgs } from 'node:util'
@@ -198,6 +198,9 @@ for (let round = 0; round < 3; round++) {
 }
 
 const latencies: number[] = []
+/** Requests of `SLOW_MS` or more: when each was scheduled (ms since the epoch) and how long it took, for the stall attribution (bench/stalls.ts). */
+const SLOW_MS = 5
+const slow: [number, number][] = []
 let non2xx = 0
 let firstBad = ''
 let maxLag = 0
@@ -223,7 +226,9 @@ function send(index: number, scheduledAt: number): void {
       non2xx++
       firstBad ||= String(error)
     }
-    latencies.push(performance.now() - scheduledAt)
+    const latency = performance.now() - scheduledAt
+    latencies.push(latency)
+    if (latency >= SLOW_MS && slow.length < 10_000) slow.push([Math.round(performance.timeOrigin + scheduledAt), +latency.toFixed(2)])
   })
 }
 
@@ -265,6 +270,8 @@ console.log(
     max_ms: +(latencies.at(-1) ?? 0).toFixed(2),
     dispatcher_max_lag_ms: +maxLag.toFixed(2),
     lanes: laneCount,
+    window: [Math.round(performance.timeOrigin + started), Math.round(performance.timeOrigin + started + elapsed)],
+    slow,
     ...(serverPid !== null && {
       server_cpu: +(cpuUsed / (elapsed / 1000)).toFixed(3),
       server_cpu_us_per_request: Math.round((cpuUsed / latencies.length) * 1e6),

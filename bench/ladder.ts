@@ -59,7 +59,7 @@ export async function runLadder(bench: Bench, sandbox: string[], sandboxLabel: s
       mode: 'search',
     }
     const command = rung === 'sandbox' ? sandbox : [BUN, join(import.meta.dir, rung === 'raw' ? 'raw-server.ts' : 'ladder-server.ts')]
-    const measured = await measure(bench, row, command, { BENCH_BODY_FILE: answer, BENCH_RUNG: rung }, rung === 'sandbox')
+    const measured = await measure(bench, row, command, { BENCH_BODY_FILE: answer, BENCH_RUNG: rung }, rung === 'sandbox' ? 'half' : undefined)
     rows.push(rung === 'sandbox' ? await withFloor(bench, measured) : measured)
   }
   return rows

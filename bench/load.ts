@@ -49,6 +49,9 @@ export interface RateResult {
   /** The server's CPU while the clock ran (1 = one core), and per answered request. */
   server_cpu: number
   server_cpu_us_per_request: number
+  /** When the clock ran, and each request of 5 ms or more: scheduled at, took (ms; times since the epoch). */
+  window: [number, number]
+  slow: [number, number][]
 }
 
 export const WRK = Bun.which('wrk')

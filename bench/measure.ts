@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { constantRate, unexpected, wrk, type Mode, type RateResult, type WrkResult } from './load'
 import type { Options } from './options'
 import type { Harness } from './processes'
+import { attribute, type Attribution } from './stalls'
 
 export interface Row {
   key: string
@@ -13,11 +14,17 @@ export interface Row {
   peakRssMb?: number
   /** CPU seconds the server used per second of the run (1 = one core). */
   serverCpu?: number
+  /** At a constant rate: half the rate wrk measured, or a fixed one (`rate`). */
   half?: RateResult
   /** The same constant rate against raw Bun.serve: what the client and the machine alone add (bench/floor.ts). */
   floor?: RateResult
+  /** What the constant-rate requests waited behind (bench/stalls.ts). */
+  stalls?: Attribution
   skipped?: string
 }
+
+/** A row's constant-rate part: half the rate wrk measured, or a fixed rate in requests per second. */
+export type AtRate = 'half' | number
 
 /** The server's CPU time per answered request under wrk, in µs (NaN when not measured). */
 export const cpuUsPerRequest = (row: Row) => (row.result && row.serverCpu !== undefined ? (row.serverCpu * 1e6) / row.result.rps : NaN)
@@ -31,13 +38,19 @@ export interface Bench {
 /** Where the run keeps a real plan-search answer: the ladder writes it, its lower rungs and the floors send it. */
 export const searchAnswerFile = (bench: Bench) => join(bench.harness.work, 'search-answer.json')
 
-/** Starts the row's server, measures it, stops it; a failure is kept in the row, not thrown. */
-export async function measure(bench: Bench, row: Row, command: string[], env: Record<string, string> = {}, halfRate = false): Promise<Row> {
+/**
+ * Starts the row's server, measures it, stops it; a failure is kept in the row, not thrown. With
+ * `atRate`, the server traces its stalls (src/stall-trace.ts; on Bun, JavaScriptCore logs its
+ * collections too) and the constant-rate part's are attributed.
+ */
+export async function measure(bench: Bench, row: Row, command: string[], env: Record<string, string> = {}, atRate?: AtRate): Promise<Row> {
   const { harness, options, log } = bench
   log(`- ${row.key} ${row.label} (${row.server}): starting`)
+  const trace = join(harness.work, `${row.key}.stalls.jsonl`)
+  const traced: Record<string, string> = atRate === undefined ? {} : { SANDBOX_STALL_TRACE: trace, BUN_JSC_logGC: '1' }
   let server
   try {
-    server = await harness.startServer({ name: row.key, command, env })
+    server = await harness.startServer({ name: row.key, command, env: { ...env, ...traced } })
   } catch (error) {
     row.skipped = `failed: ${String(error).split('\n')[0]}`
     log(String(error))
@@ -53,8 +66,8 @@ export async function measure(bench: Bench, row: Row, command: string[], env: Re
       `  ${result.rps.toFixed(0)} req/s, p50 ${(result.p50_us / 1000).toFixed(2)} ms, p99 ${(result.p99_us / 1000).toFixed(2)} ms, ` +
         `2xx ${result.n2xx}, 429 ${result.n429}, unexpected ${unexpected(row.mode, result)}`,
     )
-    if (halfRate) {
-      const rate = Math.max(1, Math.floor(result.rps / 2))
+    if (atRate !== undefined) {
+      const rate = atRate === 'half' ? Math.max(1, Math.floor(result.rps / 2)) : atRate
       log(`  constant rate ${rate} req/s for ${options.duration} s`)
       row.half = await constantRate(harness, server, row.mode, rate, options.duration)
       log(
@@ -66,5 +79,7 @@ export async function measure(bench: Bench, row: Row, command: string[], env: Re
   } finally {
     await server.stop()
   }
+  // Once stopped: the server writes what is left of its trace on the way out.
+  if (row.half) row.stalls = attribute(trace, server.logFile, row.half.window, row.half.slow)
   return row
 }

@@ -4,6 +4,7 @@ import { unexpected, type RateResult } from './load'
 import { cpuUsPerRequest as cpuUs, type Row } from './measure'
 import type { Options } from './options'
 import { CORES, PIN } from './processes'
+import { attributionTable } from './stalls'
 
 const ms = (us: number) => (us / 1000).toFixed(2)
 const fmt = (value: number | null | undefined, digits = 0) => (value === null || value === undefined || Number.isNaN(value) ? 'n/a' : value.toFixed(digits))
@@ -75,6 +76,9 @@ function pathsTable(paths: Row[], raw: Row | undefined): string[] {
   return out
 }
 
+/** A row as the latency tables name it: the ladder's top rung is the sandbox's plan search. */
+const rowName = (row: Row) => (row.key === 'L7' ? 'plan search' : row.label)
+
 const rateLine = (key: string, name: string, h: RateResult) =>
   `| ${key} | ${name} | ${h.target_rate} | ${h.achieved_rate} | ${h.p50_ms.toFixed(2)} | ` +
   `${h.p99_ms.toFixed(2)} | ${h.max_ms.toFixed(2)} | ${h.non2xx}${h.non2xx ? ' ⚠' : ''} | ${Math.round(h.server_cpu * 100)}% | ${h.server_cpu_us_per_request} |`
@@ -84,15 +88,14 @@ function halfRateTable(rows: Row[], options: Options): string[] {
   if (halves.length === 0) return []
   const out = [
     '',
-    `### Latency at half the measured maximum (open loop, constant rate, 8 keep-alive connections, one write per request, ${options.duration} s, latency from the scheduled send time)`,
+    `### Latency at half the measured maximum, c400 at a fixed 400 req/s (open loop, constant rate, 8 keep-alive connections, one write per request, ${options.duration} s, latency from the scheduled send time)`,
     '',
     '| # | scenario | target req/s | achieved req/s | p50 ms | p99 ms | max ms | non-2xx | server CPU | µs CPU / request |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ]
   for (const row of halves) {
     const h = row.half!
-    const name = row.key === 'L7' ? 'plan search' : row.label
-    out.push(rateLine(row.key, name, h))
+    out.push(rateLine(row.key, `${rowName(row)} (${row.server})`, h))
     if (row.floor) out.push(rateLine(`${row.key} floor`, 'raw Bun.serve at the same rate', row.floor))
   }
   out.push(
@@ -102,6 +105,22 @@ function halfRateTable(rows: Row[], options: Options): string[] {
       "the same path's under wrk above: where it is higher, half the maximum rate is more than half the server (bench/findings.md).",
   )
   return out
+}
+
+/** What each constant-rate row's requests waited behind (bench/stalls.ts). */
+function stallTables(rows: Row[]): string[] {
+  const traced = rows.filter((row) => row.stalls)
+  if (traced.length === 0) return []
+  return [
+    '',
+    '### What the constant-rate requests waited behind',
+    '',
+    'The server traced its event loop (every lateness of 2 ms or more: a stall) and timed its housekeeping (src/stall-trace.ts); ' +
+      'on Bun, JavaScriptCore logged each collection. Each stall is put down to the timed work that overlapped it most, ' +
+      'and each request of 5 ms or more to the stall (or the wait for the write lock) that overlapped it most (bench/stalls.ts). ' +
+      'Work on the checkpoint thread runs beside the loop: it is a cause only where nothing on the loop overlapped.',
+    ...traced.flatMap((row) => ['', attributionTable(`${row.key} ${rowName(row)} (${row.server}) at ${row.half!.target_rate} req/s`, row.stalls!)]),
+  ]
 }
 
 function scaleTable(results: Results): string[] {
@@ -158,6 +177,7 @@ export function report(results: Results, options: Options, load: { start: string
     ...ladderTable(results.ladder),
     ...pathsTable(results.paths, results.ladder[0]),
     ...halfRateTable([...results.ladder, ...results.paths], options),
+    ...stallTables([...results.ladder, ...results.paths]),
     ...scaleTable(results),
     ...postgresTable(results, options),
     ...targetsTable(results),

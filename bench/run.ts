@@ -27,7 +27,7 @@ import type { Results } from './goals'
 import { runLadder } from './ladder'
 import { isBuilt, runtimeCommand } from '../test/support/launch'
 import { WRK } from './load'
-import { measure, type Bench, type Row } from './measure'
+import { measure, searchAnswerFile, type AtRate, type Bench, type Row } from './measure'
 import { parseOptions, wanted, type Options } from './options'
 import { runPostgres } from './postgres'
 import { BUN, PIN, ROOT, loadAverage, openHarness } from './processes'
@@ -60,39 +60,59 @@ async function onTmpfs(bench: Bench, sandbox: string[], row: Row): Promise<Row> 
   }
 }
 
-/** Issue, modify and the 429 path on the Bun source; then plan search on the built deploy targets. */
+/** A row at half its rate (or a fixed one) with its floor. */
+const withRate = async (bench: Bench, row: Row, command: string[], atRate: AtRate = 'half', env: Record<string, string> = {}) =>
+  withFloor(bench, await measure(bench, row, command, env, atRate))
+
+/** The fixed rate of the issue row that no machine's speed decides (issue 36): a third of a core. */
+const FIXED_ISSUE_RATE = 400
+
+/**
+ * Issue, modify and the 429 path on the Bun source; then the built deploy targets: plan search on
+ * each, and issue and modify on the binary, each also at half its rate.
+ */
 async function runPaths(bench: Bench, sandbox: string[], label: string): Promise<Row[]> {
   const { options } = bench
   const rows: Row[] = []
-  if (wanted(options, 'c'))
-    rows.push(await withFloor(bench, await measure(bench, { key: 'c', label: 'policy issue', server: label, mode: 'issue' }, sandbox, {}, true)))
-  if (wanted(options, 'c'))
+  if (wanted(options, 'c')) {
+    rows.push(await withRate(bench, { key: 'c', label: 'policy issue', server: label, mode: 'issue' }, sandbox))
+    rows.push(await withRate(bench, { key: 'c400', label: 'policy issue, fixed rate', server: label, mode: 'issue' }, sandbox, FIXED_ISSUE_RATE))
     rows.push(await onTmpfs(bench, sandbox, { key: 'c0', label: 'policy issue, database on tmpfs (no disk)', server: label, mode: 'issue' }))
-  if (wanted(options, 'd'))
-    rows.push(
-      await withFloor(
-        bench,
-        await measure(bench, { key: 'd', label: 'modify (extend/shorten, 20 per policy)', server: label, mode: 'modify' }, sandbox, {}, true),
-      ),
-    )
-  if (wanted(options, 'd')) rows.push(await onTmpfs(bench, sandbox, { key: 'd0', label: 'modify, database on tmpfs (no disk)', server: label, mode: 'modify' }))
+  }
+  if (wanted(options, 'd')) {
+    rows.push(await withRate(bench, { key: 'd', label: 'modify (extend/shorten, 20 per policy)', server: label, mode: 'modify' }, sandbox))
+    rows.push(await onTmpfs(bench, sandbox, { key: 'd0', label: 'modify, database on tmpfs (no disk)', server: label, mode: 'modify' }))
+  }
   if (wanted(options, 'e'))
     rows.push(
       await measure(bench, { key: 'e', label: '429 path (limit 30, one network)', server: label, mode: 'limited' }, sandbox, { SANDBOX_RATE_LIMIT: '30' }),
     )
   if (!wanted(options, 'f')) return rows
-  for (const [key, runtime] of [
-    ['f1', 'binary'],
-    ['f2', 'deno'],
-    ['f3', 'node'],
-  ] as const) {
-    const row: Row = { key, label: 'plan search', server: runtime === 'binary' ? 'binary' : `${runtime} bundle`, mode: 'search' }
-    if (!isBuilt(runtime)) {
-      rows.push({ ...row, skipped: 'not built (npm run build)' })
-      continue
-    }
-    rows.push(await measure(bench, row, runtimeCommand(runtime)))
+  const targets = [
+    { key: 'f1', runtime: 'binary', label: 'plan search', mode: 'search' },
+    { key: 'f1c', runtime: 'binary', label: 'policy issue', mode: 'issue' },
+    { key: 'f1d', runtime: 'binary', label: 'modify (extend/shorten, 20 per policy)', mode: 'modify' },
+    { key: 'f2', runtime: 'deno', label: 'plan search', mode: 'search' },
+    { key: 'f3', runtime: 'node', label: 'plan search', mode: 'search' },
+  ] as const
+  for (const { key, runtime, label: name, mode } of targets) {
+    const row: Row = { key, label: name, server: runtime === 'binary' ? 'binary' : `${runtime} bundle`, mode }
+    if (!isBuilt(runtime)) rows.push({ ...row, skipped: 'not built (npm run build)' })
+    else rows.push(await withRate(bench, row, runtimeCommand(runtime)))
   }
+  // Each runtime's own ceiling: how much of the gap to Bun is its HTTP server (docs/operations.md).
+  const answer = searchAnswerFile(bench)
+  const body: Record<string, string> = existsSync(answer) ? { BENCH_BODY_FILE: answer } : {}
+  const rawHttp = join(import.meta.dir, 'raw-http.mjs')
+  rows.push(
+    await measure(
+      bench,
+      { key: 'f2r', label: 'raw Deno.serve, fixed answer (Deno ceiling)', server: 'deno', mode: 'search' },
+      ['deno', 'run', '--allow-net', '--allow-env', '--allow-read', rawHttp],
+      body,
+    ),
+    await measure(bench, { key: 'f3r', label: 'raw node:http, fixed answer (Node ceiling)', server: 'node', mode: 'search' }, ['node', rawHttp], body),
+  )
   return rows
 }
 

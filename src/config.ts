@@ -40,6 +40,8 @@ export interface Config {
    * to call into the network it runs in.
    */
   webhookTargets: 'any' | 'public'
+  /** A file the stall trace appends to (stall-trace.ts); null: no trace. */
+  stallTrace: string | null
 }
 
 export const PROFILES = ['hosted', 'local'] as const
@@ -259,6 +261,14 @@ export const SETTINGS = {
     help: 'where webhooks may deliver: any address (loopback included) or only public ones',
     more: '([below](#webhooks-on-a-hosted-sandbox))',
   },
+  stallTrace: {
+    name: 'SANDBOX_STALL_TRACE',
+    rule: unset(text),
+    fallback: null,
+    shown: 'unset: off',
+    help: 'a file to append, as JSON lines, every event-loop stall of 2 ms or more and the housekeeping timed beside it; for latency work',
+    more: '([below](#where-the-latency-tail-comes-from))',
+  },
 } satisfies Record<string, Setting<any>>
 
 type Settings = typeof SETTINGS
@@ -328,6 +338,7 @@ export function loadConfig(env: Env): Config {
           breakerCooldownSeconds: value('uatBreakerCooldownSeconds'),
         }
   config.webhookTargets = value('webhookTargets')
+  config.stallTrace = value('stallTrace')
   return config as Config
 }
 

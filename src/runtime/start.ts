@@ -9,6 +9,7 @@ import { createApp, type RuntimeDescription } from '../app'
 import { startDeliveries } from '../modules/events/delivery'
 import { startCoverage } from '../modules/policies/coverage'
 import { createLog } from '../log'
+import { startStallTrace } from '../stall-trace'
 import { ConfigError, FLAGS, loadConfig, settingsHelp, withFlags, type Config } from '../config'
 import { FileInUse, describeStorage, openStorage, type OpenEmbedded, type Storage } from '../storage'
 import { createServices } from '../modules/services'
@@ -150,6 +151,7 @@ async function storageOrExit(config: Config, runtime: Runtime): Promise<Storage>
 export async function start(runtime: Runtime, env: Record<string, string | undefined>, args: string[]): Promise<void> {
   handleArguments(args)
   const config = configOrExit(withFlags(env, args))
+  const stopStallTrace = config.stallTrace ? startStallTrace(config.stallTrace) : () => {}
   const storage = await storageOrExit(config, runtime)
   const services = createServices({ storage, config })
   const app = createApp(services, runtime)
@@ -203,6 +205,7 @@ export async function start(runtime: Runtime, env: Record<string, string | undef
     }
     await deliveriesStopped
     await storage.close()
+    stopStallTrace()
     log({ level: 'info', msg: 'stopped', signal })
     process.exit(0)
   }

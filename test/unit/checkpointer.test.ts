@@ -7,17 +7,19 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/sqlite/connection'
+import { sqliteDriver } from '../../src/storage/sqlite/driver'
 
 /** A file opened with this worker module (named as the Bun entry names it), for `check`. */
-async function withWorker(module: string, check: (db: ReturnType<typeof openEmbedded>) => Promise<void>) {
+async function withWorker(module: string, check: (db: ReturnType<typeof openEmbedded>, path: string) => Promise<void>, restartPages?: number) {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-checkpointer-'))
   const path = join(dir, 'sandbox.db')
-  const db = openEmbedded(path, { checkpointerUrl: new URL(module, import.meta.url).href })
+  const db = openEmbedded(path, { checkpointerUrl: new URL(module, import.meta.url).href, restartPages })
   try {
     db.exec('CREATE TABLE filler (body BLOB)')
-    await check(db)
+    await check(db, path)
   } finally {
     await db.checkpointer?.stop()
     db.close()
@@ -63,5 +65,46 @@ test('a worker that stops reporting (every checkpoint failing) holds `settled` n
     const started = performance.now()
     await db.checkpointer!.settled(1_000) // without the bound it would never resolve: the runner's timeout fails it
     expect(performance.now() - started).toBeGreaterThanOrEqual(900)
+  })
+})
+
+test('writes that never pause: past its mark the worker starts the WAL anew, long before SQLite would', async () => {
+  await withWorker(
+    '../../src/runtime/bun/checkpointer.ts',
+    async (db) => {
+      const driver = sqliteDriver(db)
+      let most = 0
+      // SQLite's own checkpoint (32,000 pages) would start it anew only far past the 1,000 asked for.
+      for (let round = 0; most < 4_000 && round < 20_000; round++) {
+        await driver.transaction((connection) => connection.exec('INSERT INTO filler SELECT randomblob(4000) FROM (SELECT 1 UNION ALL SELECT 2)'))
+        const { pages } = db.checkpointer!.report()
+        if (most >= 1_000 && pages < most / 2) return
+        most = Math.max(most, pages)
+        await sleep(1)
+      }
+      throw new Error(`the WAL reached ${most} pages without starting anew`)
+    },
+    1_000,
+  )
+})
+
+test('a transaction waits for the write lock another connection holds without holding the thread or the connection, then commits', async () => {
+  await withWorker('../../src/runtime/bun/checkpointer.ts', async (db, path) => {
+    const other = new Database(path)
+    other.exec('BEGIN IMMEDIATE')
+    let committed = false
+    const driver = sqliteDriver(db)
+    const transaction = driver.transaction((connection) => connection.exec("INSERT INTO filler VALUES (x'01')")).then(() => (committed = true))
+    // A timer runs while the transaction waits (the thread is free), and so does a read (it gave its turn back).
+    const started = performance.now()
+    await sleep(5)
+    expect(performance.now() - started).toBeLessThan(2_500)
+    const read = await driver.provideConnection((connection) => connection.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM filler').get()!.n)
+    expect(read).toBe(0)
+    expect(committed).toBe(false)
+    other.exec('COMMIT')
+    other.close()
+    await transaction
+    expect(db.prepare<{ n: number }>("SELECT COUNT(*) AS n FROM filler WHERE body = x'01'").get()!.n).toBe(1)
   })
 })

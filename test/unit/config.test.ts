@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       corsOrigins: [],
       uat: null,
       webhookTargets: 'public',
+      stallTrace: null,
     })
   })
 
@@ -47,6 +48,7 @@ describe('loadConfig', () => {
         SANDBOX_TRUST_PROXY: '2',
         SANDBOX_CORS_ORIGINS: 'https://tool.example, http://localhost:5173',
         SANDBOX_WEBHOOK_TARGETS: 'public',
+        SANDBOX_STALL_TRACE: '/tmp/stalls.jsonl',
       }),
     ).toEqual({
       profile: 'hosted',
@@ -64,6 +66,7 @@ describe('loadConfig', () => {
       corsOrigins: ['https://tool.example', 'http://localhost:5173'],
       uat: null,
       webhookTargets: 'public',
+      stallTrace: '/tmp/stalls.jsonl',
     })
   })
 

@@ -24,7 +24,7 @@ const SRC = join(ROOT, 'src')
  * from modules/session/. The entries are each runtime's folder (runtime/) and the typed client.
  */
 const LAYERS: [string, RegExp][] = [
-  ['domain', /^(domain\/|errors\.ts$|log\.ts$|types\/)/],
+  ['domain', /^(domain\/|errors\.ts$|log\.ts$|stall-trace\.ts$|types\/)/],
   ['storage', /^storage\//],
   ['config', /^config\.ts$/],
   ['http', /^http\//],

@@ -4,7 +4,7 @@ import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/sqlite/connection'
 import { idempotencyStore } from '../../src/storage/sqlite/idempotency'
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/sqlite/migrations'
-import { policyStore } from '../../src/storage/sqlite/policies'
+import { COVERAGE_DUE, policyStore } from '../../src/storage/sqlite/policies'
 import { sessionStore } from '../../src/storage/sqlite/sessions'
 import type { SweepResult } from '../../src/storage/storage'
 import { TOMBSTONE_MS } from '../../src/domain/session-tombstone'
@@ -50,6 +50,17 @@ function seedHits(key: string, instants: number[]) {
     .prepare('INSERT INTO rate_counters (key, used, oldest, newest) VALUES (?, ?, ?, ?)')
     .run(key, instants.length, Math.min(...instants), Math.max(...instants))
 }
+
+describe('the coverage poll', () => {
+  test('reads only the policies due, through their due time, not every policy of every live session', () => {
+    const plan = file.db
+      .prepare<{ detail: string }>(`EXPLAIN QUERY PLAN ${COVERAGE_DUE}`)
+      .all(0, 0, 1)
+      .map((step) => step.detail)
+    expect(plan[0]).toContain('USING INDEX policies_coverage_due')
+    expect(plan.join('\n')).not.toContain('TEMP B-TREE')
+  })
+})
 
 describe('migrations', () => {
   test('set user_version to the schema version', () => {

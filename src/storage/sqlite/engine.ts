@@ -6,6 +6,7 @@
  * are exact by construction. What a caller is told was done (policies, endorsements, cancellations,
  * idempotency records, events) commits before its answer, in a transaction of its own (driver.ts).
  */
+import { timed } from '../../stall-trace'
 import type { SqliteConnection } from './connection'
 import type { Storage, Stores } from '../storage'
 import { type Runner, type StoreImplementations, storesThrough } from '../stores'
@@ -104,6 +105,7 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
       driver.transaction(
         () => {},
         () => unwritten.write(true),
+        'write-behind',
       ),
     unwritten.isEmpty,
     options.writeBehindMs,
@@ -119,7 +121,8 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
   })
   const deliveries = deliveryQueue(db)
   const stores = engineStores(db, sessions, quotes, requestLog)
-  const inTurn: Runner = (work) => driver.provideConnection(work)
+  // Timed for the stall trace: a read holds the thread as a transaction does.
+  const inTurn: Runner = (work) => driver.provideConnection(() => timed('read', work))
   let closing = false
 
   const inTransaction = transactionStores(stores)
@@ -168,23 +171,27 @@ export async function sqliteStorage(db: SqliteConnection, options: SqliteOptions
             },
           }
         },
+        'request transaction',
       ),
 
     claimDeliveries: async (now, leaseMs, claim) =>
-      (await inTurn(() => deliveries.anyDue(now, claim.skip))) ? driver.transaction(() => deliveries.claim(now, leaseMs, claim)) : [],
+      (await inTurn(() => deliveries.anyDue(now, claim.skip)))
+        ? driver.transaction(() => deliveries.claim(now, leaseMs, claim), undefined, 'delivery claim')
+        : [],
 
-    recordAttempt: (eventId, lease, attempt, nextAt) => driver.transaction(() => deliveries.record(eventId, lease, attempt, nextAt)),
+    recordAttempt: (eventId, lease, attempt, nextAt) =>
+      driver.transaction(() => deliveries.record(eventId, lease, attempt, nextAt), undefined, 'delivery attempt'),
 
     sweep: async (now) => {
       // What memory holds goes first, so the sweep sees every session; a full file is swept all the same.
       await behind.flush().catch(() => {})
       // A sweep still running at shutdown stops at its next batch, before the connection closes.
       const swept = await sweepInBatches(
-        (at) => (closing ? Promise.resolve(NOTHING_SWEPT) : driver.transaction(() => withHeadroom(() => batch(at)))),
+        (at) => (closing ? Promise.resolve(NOTHING_SWEPT) : driver.transaction(() => withHeadroom(() => batch(at)), undefined, 'sweep batch')),
         now,
         db.checkpointer?.settled,
       )
-      rates.forgetIdle(now)
+      timed('rate windows forgotten', () => rates.forgetIdle(now))
       return swept
     },
 

@@ -27,3 +27,6 @@ export function asStorageError(error: unknown): unknown {
   const fault = faultOf(error)
   return fault ? new StorageUnavailable(fault) : error
 }
+
+/** Whether the error is SQLITE_BUSY: another connection holds the lock (the checkpoint worker restarting the WAL). */
+export const isBusy = (error: unknown): boolean => faultOf(error)?.startsWith('SQLITE_BUSY') === true

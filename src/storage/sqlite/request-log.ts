@@ -16,10 +16,14 @@ import type { SqliteConnection } from './connection'
 /** How long a session's calls may wait in memory when nobody reads its log. */
 const LOG_WRITE_MS = 5_000
 
-/** The most calls a round of the write-behind writes unasked (whole sessions: one may pass it). */
-const SLICE = 100
+/**
+ * The most calls a round of the write-behind writes unasked, oldest first (a session's may be split
+ * between rounds): a few milliseconds of the request thread (50 took 4–8 ms on disk; whole sessions,
+ * 200 calls, 12–19 ms, and requests waited behind them: bench/findings.md, 2026-11-27).
+ */
+const SLICE = 32
 
-/** Past this many calls waiting, a round writes ten slices: memory stays bounded under any load. */
+/** Past this many calls waiting, a round also writes those over it: memory stays bounded under any load. */
 const HELD_AT_MOST = 20_000
 
 interface Waiting {
@@ -60,12 +64,14 @@ export function requestLogStore(db: SqliteConnection) {
     else count++
   }
 
-  function takeSession(sessionId: number, taken: LoggedCall[]): void {
+  /** Up to `most` of the session's calls, oldest first; the session stops waiting once none is left. */
+  function takeSession(sessionId: number, taken: LoggedCall[], most = Number.POSITIVE_INFINITY): void {
     const session = waiting.get(sessionId)
     if (!session) return
-    waiting.delete(sessionId)
-    count -= session.calls.length
-    for (const call of session.calls) taken.push(call)
+    const calls = session.calls.length <= most ? session.calls : session.calls.splice(0, most)
+    if (calls === session.calls) waiting.delete(sessionId)
+    count -= calls.length
+    for (const call of calls) taken.push(call)
   }
 
   const oldestDue = (now: number) => {
@@ -82,8 +88,8 @@ export function requestLogStore(db: SqliteConnection) {
       for (const sessionId of asked) takeSession(sessionId, taken)
       asked = new Set()
       const now = Date.now()
-      const slice = count > HELD_AT_MOST ? SLICE * 10 : SLICE
-      while (taken.length < slice && oldestDue(now)) takeSession(waiting.keys().next().value as number, taken)
+      const slice = taken.length + SLICE + Math.max(0, count - HELD_AT_MOST)
+      while (taken.length < slice && oldestDue(now)) takeSession(waiting.keys().next().value as number, taken, slice - taken.length)
       return taken
     },
     /** A failed write gives its calls back, before those added meanwhile; they wait anew. */

@@ -6,6 +6,7 @@
  * durable with it. A crash loses at most the last interval's sessions with nothing written for them,
  * rate hits and quotes (docs/decisions.md).
  */
+import { timed } from '../../stall-trace'
 import { StorageUnavailable } from '../storage'
 import { asStorageError } from './faults'
 import type { QuoteStore } from './quotes'
@@ -48,10 +49,10 @@ export function unwrittenRows({ sessions, quotes, rates, rateLog, requestLog }: 
       }
       try {
         // Sessions first: what is written for them refers to them.
-        sessions.write(taken.sessions)
-        quotes.write(taken.quotes)
-        rateLog.write(taken.hits, rates)
-        requestLog.write(taken.calls)
+        timed('sessions written', () => sessions.write(taken.sessions))
+        timed('quotes written', () => quotes.write(taken.quotes))
+        timed('rate hits written', () => rateLog.write(taken.hits, rates))
+        timed('request log written', () => requestLog.write(taken.calls))
       } catch (error) {
         // A storage fault passes (the file full, read-only): kept, written once it takes writes again.
         // Anything else would fail again on every retry and block every write: dropped.
@@ -79,8 +80,11 @@ export function writeBehind(writeEverything: () => Promise<void>, isEmpty: () =>
       await writeEverything()
       failure = null
     } catch (error) {
-      failure = error instanceof StorageUnavailable ? error : new StorageUnavailable(String(error))
-      throw failure
+      const unavailable = error instanceof StorageUnavailable ? error : new StorageUnavailable(String(error))
+      // The write lock held past a transaction's wait (the WAL restarted on a slow disk): the file is
+      // fine, admission goes on, and the next round tries again.
+      if (!unavailable.reason.startsWith('SQLITE_BUSY')) failure = unavailable
+      throw unavailable
     }
   }
 

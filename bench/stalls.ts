@@ -1,0 +1,149 @@
+/**
+ * @module Stall attribution (issue 36): what the requests of a half-rate row waited behind. The
+ * server runs with `SANDBOX_STALL_TRACE` (src/stall-trace.ts: every lateness of its event loop of
+ * 2 ms or more, and its housekeeping timed as spans) and, on Bun, `BUN_JSC_logGC=1` (JavaScriptCore
+ * prints each collection and its pause to stderr, without a time: it is placed at the access-log line
+ * printed after it). The client lists every request of 5 ms or more (bench/constant-rate.ts).
+ * Each stall is put down to what overlapped it most: a span of the server's own work, a collection,
+ * or, when nothing timed overlapped it, the requests themselves (their handling, queued).
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { STALL_SPANS } from '../src/stall-trace'
+
+export interface Interval {
+  name: string
+  at: number
+  ms: number
+}
+
+export interface Attribution {
+  /** The client's clock window (ms since the epoch). */
+  window: [number, number]
+  stalls: (Interval & { cause: string })[]
+  spans: Interval[]
+  /** Per cause: spans (or collections) in the window, their total and longest, and the stalls of ≥ 5 ms and slow requests put down to it. */
+  sources: Map<string, { count: number; totalMs: number; longestMs: number; stalls: number; slow: number }>
+  slowRequests: number
+}
+
+/** What nothing timed overlapped: the requests' own handling, one after another. */
+export const UNTIMED = 'requests (nothing timed overlapped)'
+/** Work on a thread of its own (on the server's core: it overlaps, it does not block the loop). */
+const BESIDE = new Set<string>([STALL_SPANS.checkpoint, STALL_SPANS.restart, STALL_SPANS.restartGivenUp])
+/** A wait of one request that leaves the loop free: a cause for the requests that waited, not for a stall. */
+const WAITS = new Set<string>([STALL_SPANS.lockWait])
+const STALL_COUNTED_MS = 5
+
+const overlap = (a: { at: number; ms: number }, b: { at: number; ms: number }) => Math.max(0, Math.min(a.at + a.ms, b.at + b.ms) - Math.max(a.at, b.at))
+
+/** The trace file's stalls and spans. */
+function readTrace(file: string): { stalls: Interval[]; spans: Interval[] } {
+  const stalls: Interval[] = []
+  const spans: Interval[] = []
+  if (!existsSync(file)) return { stalls, spans }
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line) continue
+    const entry = JSON.parse(line) as { stall?: number; span?: string; at: number; ms?: number }
+    if (entry.stall !== undefined) stalls.push({ name: 'stall', at: entry.at, ms: entry.stall })
+    else spans.push({ name: entry.span!, at: entry.at, ms: entry.ms! })
+  }
+  return { stalls, spans }
+}
+
+/**
+ * JavaScriptCore's collections from the server's log (stdout and stderr in one file, in the order
+ * written): each pause (`p=…ms`) ends before the next timed line, so it is placed just before it.
+ */
+export function readCollections(logFile: string): Interval[] {
+  if (!existsSync(logFile)) return []
+  const collections: Interval[] = []
+  let waiting: { name: string; ms: number }[] = []
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    const pause = /^\[GC<[^>]*>: .*? p=([\d.]+)ms/.exec(line)
+    if (pause) {
+      waiting.push({ name: 'garbage collection', ms: Number(pause[1]) })
+      continue
+    }
+    const sweep = /Full sweep: .*?, ([\d.]+)ms/.exec(line)
+    if (sweep) {
+      waiting.push({ name: 'garbage collection (full sweep)', ms: Number(sweep[1]) })
+      continue
+    }
+    const time = /^\{"time":"([^"]+)"/.exec(line)
+    if (!time || waiting.length === 0) continue
+    const at = Date.parse(time[1]!)
+    for (const gc of waiting) collections.push({ name: gc.name, at: at - gc.ms, ms: gc.ms })
+    waiting = []
+  }
+  return collections
+}
+
+/** What each stall in the window and each slow request waited behind. */
+export function attribute(traceFile: string, logFile: string, window: [number, number], slow: [number, number][]): Attribution {
+  const inWindow = (interval: Interval) => interval.at + interval.ms >= window[0] && interval.at <= window[1]
+  const trace = readTrace(traceFile)
+  const spans = [...trace.spans, ...readCollections(logFile)].filter(inWindow)
+  const sources: Attribution['sources'] = new Map()
+  const source = (name: string) => {
+    let entry = sources.get(name)
+    if (!entry) sources.set(name, (entry = { count: 0, totalMs: 0, longestMs: 0, stalls: 0, slow: 0 }))
+    return entry
+  }
+  for (const span of spans) {
+    const entry = source(span.name)
+    entry.count++
+    entry.totalMs += span.ms
+    entry.longestMs = Math.max(entry.longestMs, span.ms)
+  }
+  const causeOf = (stall: Interval): string => {
+    let best: { name: string; overlap: number } = { name: UNTIMED, overlap: 0 }
+    for (const span of spans) {
+      if (WAITS.has(span.name) || span.at > stall.at + stall.ms || span.at + span.ms < stall.at) continue
+      // A thread beside the loop is a cause only where nothing on the loop overlapped.
+      const weight = overlap(span, stall) * (BESIDE.has(span.name) ? 0.01 : 1)
+      if (weight > best.overlap) best = { name: span.name, overlap: weight }
+    }
+    return best.name
+  }
+  const stalls = trace.stalls.filter(inWindow).map((stall) => ({ ...stall, cause: causeOf(stall) }))
+  for (const stall of stalls) if (stall.ms >= STALL_COUNTED_MS) source(stall.cause).stalls++
+  // A slow request waited behind the stall, or the wait for the write lock, that overlapped it most.
+  const waits = spans.filter((span) => WAITS.has(span.name)).map((span) => ({ ...span, cause: span.name }))
+  for (const [at, ms] of slow) {
+    const request = { at, ms }
+    let best: { cause: string; overlap: number } = { cause: UNTIMED, overlap: 0 }
+    for (const candidate of [...stalls, ...waits]) {
+      const shared = overlap(candidate, request)
+      if (shared > best.overlap) best = { cause: candidate.cause, overlap: shared }
+    }
+    source(best.cause).slow++
+  }
+  return { window, stalls, spans, sources, slowRequests: slow.length }
+}
+
+/** The attribution as a Markdown table, busiest cause first. */
+export function attributionTable(title: string, result: Attribution): string {
+  const stallMs = result.stalls.reduce((sum, stall) => sum + stall.ms, 0)
+  const longest = result.stalls.reduce((max, stall) => Math.max(max, stall.ms), 0)
+  const rows = [...result.sources.entries()]
+    .sort(([, a], [, b]) => b.slow - a.slow || b.stalls - a.stalls || b.totalMs - a.totalMs)
+    .map(
+      ([name, s]) =>
+        `| ${name} | ${s.count || ''} | ${s.count ? s.totalMs.toFixed(0) : ''} | ${s.count ? s.longestMs.toFixed(1) : ''} | ${s.stalls} | ${s.slow} |`,
+    )
+  return [
+    `**${title}**: ${result.stalls.length} stalls of 2 ms or more (${stallMs.toFixed(0)} ms in all, longest ${longest.toFixed(1)} ms), ` +
+      `${result.stalls.filter((stall) => stall.ms >= STALL_COUNTED_MS).length} of 5 ms or more; ${result.slowRequests} requests took 5 ms or more.`,
+    '',
+    '| source | times | total ms | longest ms | stalls ≥ 5 ms it overlapped most | requests ≥ 5 ms that waited behind it |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows,
+  ].join('\n')
+}
+
+/** `bun bench/stalls.ts TRACE SERVER_LOG RESULT_JSON`: the table for one constant-rate result (its BENCH_JSON object). */
+if (import.meta.main) {
+  const [trace, log, result] = process.argv.slice(2)
+  const rate = JSON.parse(readFileSync(result!, 'utf8').replace(/^BENCH_JSON /, '')) as { window: [number, number]; slow: [number, number][] }
+  console.log(attributionTable(result!, attribute(trace!, log!, rate.window, rate.slow)))
+}
