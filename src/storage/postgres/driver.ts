@@ -13,7 +13,29 @@ export type Connection = ReservedSql<any>
 /** The pool, or one connection of it inside a transaction: what the stores' queries run on. */
 export type Queryable = Sql<any> | Connection
 
+/**
+ * postgres.js 3.4.9 sends a short write from a `setImmediate`; when the server drops the connection
+ * before it runs (a database dropped, restarted or failed over), it writes to a socket already gone
+ * and throws where nothing can catch it, ending the process (porsager/postgres#1066, #1154, #1208;
+ * the fix, #1176 and #1209, is not released). The query the bytes belonged to has already failed
+ * with CONNECTION_CLOSED, so that one error is dropped with a warning; any other uncaught error ends
+ * the process as it would have. Remove with the release that guards `nextWrite`.
+ */
+function surviveWriteAfterClose(): void {
+  if (process.listenerCount('uncaughtException') > 0) return
+  process.on('uncaughtException', (error) => {
+    const stack = error instanceof Error ? (error.stack ?? '') : ''
+    if (error instanceof TypeError && /\bwrite\b/.test(error.message) && /\bnextWrite\b/.test(stack)) {
+      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'postgres.js wrote to a closed connection; ignored' })}\n`)
+      return
+    }
+    process.stderr.write(`${stack || String(error)}\n`)
+    process.exit(1)
+  })
+}
+
 export function openPool(url: string, size: number): Sql<any> {
+  surviveWriteAfterClose()
   return postgres(url, {
     max: size,
     onnotice: () => {},
