@@ -33,11 +33,9 @@ test('a blocked loop is a stall, and the timed work that blocked it a span overl
   const span = lines.find((line) => 'span' in line && line.span === 'housekeeping') as { at: number; ms: number }
   expect(span.ms).toBeGreaterThanOrEqual(29)
   expect(span.at).toBeGreaterThanOrEqual(before - 1)
-  const stall = lines.find((line) => 'stall' in line && line.stall >= 25) as { stall: number; at: number } | undefined
-  expect(stall).toBeDefined()
-  // The stall began no later than the span, and ended no earlier than it.
-  expect(stall!.at).toBeLessThanOrEqual(span.at + 1)
-  expect(stall!.at + stall!.stall).toBeGreaterThanOrEqual(span.at + span.ms - 1)
+  // A stall began no later than the span and ended no earlier than it (a loaded machine may add others).
+  const stalls = lines.filter((line): line is { stall: number; at: number } => 'stall' in line)
+  expect(stalls.some((stall) => stall.stall >= 25 && stall.at <= span.at + 1 && stall.at + stall.stall >= span.at + span.ms - 1)).toBe(true)
   timed('after the stop', () => busy(5))
   await sleep(10)
   expect(readFileSync(file, 'utf8')).not.toContain('after the stop')

@@ -6,10 +6,11 @@ import { idempotencyStore } from '../../src/storage/sqlite/idempotency'
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/storage/sqlite/migrations'
 import { COVERAGE_DUE, policyStore } from '../../src/storage/sqlite/policies'
 import { sessionStore } from '../../src/storage/sqlite/sessions'
-import type { SweepResult } from '../../src/storage/storage'
+import { StorageUnavailable, type SweepResult } from '../../src/storage/storage'
 import { TOMBSTONE_MS } from '../../src/domain/session-tombstone'
 import { sweepInBatches } from '../../src/storage/sweep'
 import { sweepBatch } from '../../src/storage/sqlite/sweep'
+import { writeBehind } from '../../src/storage/sqlite/write-behind'
 import { rateLimiter } from './support/rate-limits'
 import { committed, fileForEachTest, migrated, policyRecord, seedQuotes, seedSession } from './support/storage'
 
@@ -59,6 +60,28 @@ describe('the coverage poll', () => {
       .map((step) => step.detail)
     expect(plan[0]).toContain('USING INDEX policies_coverage_due')
     expect(plan.join('\n')).not.toContain('TEMP B-TREE')
+  })
+})
+
+describe('the write-behind', () => {
+  test('a round that met the write lock keeps admission open; a full file stops it until a round succeeds', async () => {
+    let outcome: 'busy' | 'full' | 'written' = 'busy'
+    const behind = writeBehind(
+      async () => {
+        if (outcome === 'busy') throw new StorageUnavailable('SQLITE_BUSY')
+        if (outcome === 'full') throw new StorageUnavailable('SQLITE_FULL')
+      },
+      () => false,
+      0,
+    )
+    await expect(behind.flush()).rejects.toBeInstanceOf(StorageUnavailable)
+    expect(behind.failure()).toBeNull()
+    outcome = 'full'
+    await expect(behind.flush()).rejects.toBeInstanceOf(StorageUnavailable)
+    expect(behind.failure()?.reason).toBe('SQLITE_FULL')
+    outcome = 'written'
+    await behind.flush()
+    expect(behind.failure()).toBeNull()
   })
 })
 

@@ -28,5 +28,8 @@ export function asStorageError(error: unknown): unknown {
   return fault ? new StorageUnavailable(fault) : error
 }
 
-/** Whether the error is SQLITE_BUSY: another connection holds the lock (the checkpoint worker restarting the WAL). */
-export const isBusy = (error: unknown): boolean => faultOf(error)?.startsWith('SQLITE_BUSY') === true
+/**
+ * Whether the error is SQLITE_BUSY, from a driver or as the seam's `StorageUnavailable`: another
+ * connection holds the lock (the checkpoint worker restarting the WAL).
+ */
+export const isBusy = (error: unknown): boolean => (error instanceof StorageUnavailable ? error.reason : faultOf(error))?.startsWith('SQLITE_BUSY') === true

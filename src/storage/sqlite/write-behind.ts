@@ -8,7 +8,7 @@
  */
 import { timed } from '../../stall-trace'
 import { StorageUnavailable } from '../storage'
-import { asStorageError } from './faults'
+import { asStorageError, isBusy } from './faults'
 import type { QuoteStore } from './quotes'
 import type { rateLog, RateWindows } from './rate-limits'
 import type { RequestLog } from './request-log'
@@ -83,7 +83,7 @@ export function writeBehind(writeEverything: () => Promise<void>, isEmpty: () =>
       const unavailable = error instanceof StorageUnavailable ? error : new StorageUnavailable(String(error))
       // The write lock held past a transaction's wait (the WAL restarted on a slow disk): the file is
       // fine, admission goes on, and the next round tries again.
-      if (!unavailable.reason.startsWith('SQLITE_BUSY')) failure = unavailable
+      if (!isBusy(unavailable)) failure = unavailable
       throw unavailable
     }
   }
