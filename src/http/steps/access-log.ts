@@ -10,7 +10,13 @@ import { callRecord } from '../call-record'
 import { loggedMethod, loggedPath, pathOf, UNLOGGED_ROUTES } from '../paths'
 import { maybeStateOf } from '../request-state'
 
-export function accessLog(log: Log, storage: Pick<Storage, 'logCall'>) {
+/**
+ * `textAnswered`: the adapter answers a string a hook returns as its text, with the headers set
+ * (Elysia's own, on Bun and Deno). @elysiajs/node answers one as text/plain, so there it is given the
+ * envelope again and makes its own JSON of it: a second JSON.stringify, on the runtime that pays
+ * least for it beside the rest of its request.
+ */
+export function accessLog(log: Log, storage: Pick<Storage, 'logCall'>, { textAnswered }: { textAnswered: boolean }) {
   return new Elysia({ name: 'sandbox-access-log' })
     .mapResponse({ as: 'global' }, ({ request, response, set }) => {
       const state = maybeStateOf(request)
@@ -18,10 +24,10 @@ export function accessLog(log: Log, storage: Pick<Storage, 'logCall'>) {
       // answers whatever this returns.
       if (state?.answer === undefined || response !== state.answer) return response as Response
       set.headers['content-type'] ??= 'application/json'
-      state.answerText = JSON.stringify(response)
-      // Elysia answers a string as its text with the headers set, as it does the JSON it makes of an
-      // object. The hook's type names only a Response, whose body Elysia would copy into another.
-      return state.answerText as unknown as Response
+      const text = JSON.stringify(response)
+      state.answerText = text
+      // The hook's type names only a Response.
+      return (textAnswered ? text : response) as Response
     })
     .onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
       const state = maybeStateOf(request)
