@@ -74,7 +74,7 @@ function spliced(entry: string, sent: string, answer: string): string {
 }
 
 /** What the log keeps of the request's body: its JSON text, or a note. */
-function requestBody(loggedBody: unknown, answer: any, contentLength: string | null) {
+function requestBody(loggedBody: unknown, answer: any, request: Request) {
   const errorCode: string | undefined = answer?.ok === false ? answer.error.code : undefined
   if (loggedBody !== undefined) {
     const { text, truncated } = kept(loggedBody)
@@ -84,6 +84,7 @@ function requestBody(loggedBody: unknown, answer: any, contentLength: string | n
     const fields = (answer?.error?.details ?? []).map((detail: { field: string }) => detail.field)
     return { body: 'null', note: `refused as personal data: not kept (fields: ${fields.join(', ')})` }
   }
+  const contentLength = request.headers.get('content-length')
   if (contentLength === null || contentLength === '0') return { body: 'null', note: null }
   return { body: 'null', note: `not kept (${errorCode ?? 'not read'})` }
 }
@@ -132,7 +133,7 @@ class WaitingCall implements LoggedCall {
   ) {
     const answer = state.answer as any
     const outcome = request.headers.get(FORCED_OUTCOME_HEADER)
-    const sent = requestBody(state.loggedBody, answer, request.headers.get('content-length'))
+    const sent = requestBody(state.loggedBody, answer, request)
     const answered = keptAnswer(state)
     this.sessionId = session.id
     this.requestId = state.requestId
