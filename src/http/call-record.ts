@@ -101,10 +101,9 @@ function keptAnswer(state: RequestState): Kept {
 
 /**
  * A call waiting in memory to be written: numbers and text only, one object. A session calling fast
- * has 200 waiting, and what they held cost plan search a tenth of its rate: its answer's objects, or
- * even small objects beside each call (bench/findings.md, 2026-11-27). The entry's JSON is built when
- * it is written: most calls are pushed out of their session's newest 200 before that
- * (storage/sqlite/request-log.ts).
+ * has 200 waiting; while each held its answer's objects, holding them cost plan search about a tenth
+ * of its rate (bench/findings.md, 2026-11-27). The entry's JSON is built when it is written: most
+ * calls are pushed out of their session's newest 200 before that (storage/sqlite/request-log.ts).
  */
 class WaitingCall implements LoggedCall {
   readonly sessionId: number
