@@ -73,7 +73,7 @@ async function main() {
     .use(has('lookup') ? sessionAdmission(services) : none())
     .use(has('lookup') ? testingAids(config) : none())
     .use(has('body') ? bodyReader : none())
-    .use(has('hooks') ? accessLog(log, services.storage) : none()) // before the route, as a hook must be to reach it
+    .use(has('hooks') ? accessLog(log, services.storage, { textAnswered: true }) : none()) // before the route, as a hook must be to reach it
     .post(PATHS.search, handler as () => unknown, has('body') ? { body: SearchBody } : {})
     .listen({ port: config.port, hostname: config.host })
   const server = app.server!

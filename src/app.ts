@@ -74,7 +74,7 @@ export function createApp(services: Services, runtime: RuntimeDescription = {}) 
       .use(bodyReader)
       // 7. The routes, added last of all below: each validates its body against its schema, then runs its handler.
       // 8. Once answered: the call's line in the log (added before the routes: a hook reaches only routes added after it).
-      .use(accessLog(log, storage))
+      .use(accessLog(log, storage, { textAnswered: !runtime.adapter }))
       .use(sessionRoutes(admission, services))
       .use(planRoutes(admission, services))
       .use(policyRoutes(admission, services))

@@ -18,11 +18,17 @@ const MAX_LOGGED_BYTES = 16 * 1024
 
 const KNOWN_OUTCOMES: ReadonlySet<string> = new Set([...FORCED_OUTCOMES, ...BUSINESS_OUTCOMES])
 
+/** A body or an answer as the entry keeps it: its JSON text, cut to `MAX_LOGGED_BYTES`. */
+interface Kept {
+  text: string
+  truncated: boolean
+}
+
 /**
  * JSON text of `value`, cut to `MAX_LOGGED_BYTES` characters: a cut one is the JSON string of its
  * first part, flagged.
  */
-function kept(value: unknown): { text: string; truncated: boolean } {
+function kept(value: unknown): Kept {
   const text = JSON.stringify(value) ?? 'null'
   if (text.length <= MAX_LOGGED_BYTES) return { text, truncated: false }
   return { text: JSON.stringify(text.slice(0, MAX_LOGGED_BYTES)), truncated: true }
@@ -68,7 +74,8 @@ function spliced(entry: string, sent: string, answer: string): string {
 }
 
 /** What the log keeps of the request's body: its JSON text, or a note. */
-function requestBody(loggedBody: unknown, errorCode: string | null, answer: any, contentLength: string | null) {
+function requestBody(loggedBody: unknown, answer: any, request: Request) {
+  const errorCode: string | undefined = answer?.ok === false ? answer.error.code : undefined
   if (loggedBody !== undefined) {
     const { text, truncated } = kept(loggedBody)
     return { body: text, note: truncated ? `cut at ${MAX_LOGGED_BYTES} characters` : null }
@@ -77,66 +84,95 @@ function requestBody(loggedBody: unknown, errorCode: string | null, answer: any,
     const fields = (answer?.error?.details ?? []).map((detail: { field: string }) => detail.field)
     return { body: 'null', note: `refused as personal data: not kept (fields: ${fields.join(', ')})` }
   }
+  const contentLength = request.headers.get('content-length')
   if (contentLength === null || contentLength === '0') return { body: 'null', note: null }
   return { body: 'null', note: `not kept (${errorCode ?? 'not read'})` }
 }
 
+/** The answer as kept: the text that was sent (http/steps/access-log.ts), unless a secret must go first. */
+function keptAnswer(state: RequestState): Kept {
+  const answer = state.answer
+  if (answer === undefined) return { text: 'null', truncated: false }
+  const redacted = withoutSecrets(answer)
+  if (redacted !== answer || state.answerText === undefined) return kept(redacted)
+  const text = state.answerText
+  return text.length <= MAX_LOGGED_BYTES ? { text, truncated: false } : { text: JSON.stringify(text.slice(0, MAX_LOGGED_BYTES)), truncated: true }
+}
+
 /**
- * The call's entry in its session's log, or null when it belongs to no session. What the request
- * and its headers say is read now; the entry's text is built when it is first read, at its write:
- * a session calling fast has most of its calls pushed out of its newest 200 before that
- * (storage/sqlite/request-log.ts), and those are never stringified. Nothing changes a body or an
- * answer once it has been sent.
+ * A call waiting in memory to be written: numbers and text only, one object. A session calling fast
+ * has 200 waiting; while each held its answer's objects, holding them cost plan search about a tenth
+ * of its rate (bench/findings.md, 2026-11-27). The entry's JSON is built when it is written: most
+ * calls are pushed out of their session's newest 200 before that (storage/sqlite/request-log.ts).
  */
+class WaitingCall implements LoggedCall {
+  readonly sessionId: number
+  readonly requestId: string
+  readonly at: number
+  private readonly method: string
+  private readonly errorCode: string | null
+  private readonly idempotencyKey: 'sent' | 'replayed' | null
+  private readonly outcome: string | null
+  private readonly delayMs: number | null
+  private readonly contentType: string | null
+  private readonly sent: string
+  private readonly sentNote: string | null
+  private readonly answerType: string
+  private readonly answer: string
+  private readonly truncated: boolean
+
+  constructor(
+    session: { id: number },
+    state: RequestState,
+    request: Request,
+    readonly path: string,
+    readonly status: number,
+    private readonly durationMs: number,
+    headers: Record<string, unknown>,
+  ) {
+    const answer = state.answer as any
+    const outcome = request.headers.get(FORCED_OUTCOME_HEADER)
+    const sent = requestBody(state.loggedBody, answer, request)
+    const answered = keptAnswer(state)
+    this.sessionId = session.id
+    this.requestId = state.requestId
+    this.at = state.admittedAt
+    this.method = loggedMethod(request.method)
+    this.errorCode = answer?.ok === false ? answer.error.code : null
+    this.idempotencyKey = request.headers.has('idempotency-key') ? (headers['idempotent-replayed'] === 'true' ? 'replayed' : 'sent') : null
+    this.outcome = outcome === null ? null : KNOWN_OUTCOMES.has(outcome) ? outcome : '(not a known outcome)'
+    this.delayMs = state.delayMs > 0 ? state.delayMs : null
+    this.contentType = mediaType(request)
+    this.sent = sent.body
+    this.sentNote = sent.note
+    this.answerType = answer === undefined ? String(headers['content-type'] ?? '') : 'application/json'
+    this.answer = answered.text
+    this.truncated = answered.truncated
+  }
+
+  get entry(): string {
+    const view = {
+      request_id: this.requestId,
+      at: isoTimestamp(this.at),
+      method: this.method,
+      path: this.path,
+      status: this.status,
+      error_code: this.errorCode,
+      duration_ms: this.durationMs,
+      testing: { idempotency_key: this.idempotencyKey, sandbox_outcome: this.outcome, sandbox_delay_ms: this.delayMs },
+      request: { content_type: this.contentType, body: SENT, note: this.sentNote },
+      answer: { content_type: this.answerType, body: ANSWER, truncated: this.truncated },
+    }
+    return spliced(JSON.stringify(view), this.sent, this.answer)
+  }
+}
+
+/** The call's entry in its session's log, or null when it belongs to no session. */
 export function callRecord(
   state: RequestState,
   request: Request,
   { path, status, durationMs }: { path: string; status: number; durationMs: number },
   headers: Record<string, unknown>,
 ): LoggedCall | null {
-  if (!state.session) return null
-  const answer = state.answer as any
-  const errorCode: string | null = answer?.ok === false ? answer.error.code : null
-  const outcome = request.headers.get(FORCED_OUTCOME_HEADER)
-  const { loggedBody } = state
-  const contentLength = request.headers.get('content-length')
-  const fields = {
-    request_id: state.requestId,
-    at: isoTimestamp(state.admittedAt),
-    method: loggedMethod(request.method),
-    path,
-    status,
-    error_code: errorCode,
-    duration_ms: durationMs,
-    testing: {
-      idempotency_key: request.headers.has('idempotency-key') ? (headers['idempotent-replayed'] === 'true' ? 'replayed' : 'sent') : null,
-      sandbox_outcome: outcome === null ? null : KNOWN_OUTCOMES.has(outcome) ? outcome : '(not a known outcome)',
-      sandbox_delay_ms: state.delayMs > 0 ? state.delayMs : null,
-    },
-    contentType: mediaType(request),
-    answerType: answer === undefined ? String(headers['content-type'] ?? '') : 'application/json',
-  }
-  let entry: string | undefined
-  const build = () => {
-    const { contentType, answerType, ...logged } = fields
-    const sent = requestBody(loggedBody, errorCode, answer, contentLength)
-    const answered = answer === undefined ? { text: 'null', truncated: false } : kept(withoutSecrets(answer))
-    const text = JSON.stringify({
-      ...logged,
-      request: { content_type: contentType, body: SENT, note: sent.note },
-      answer: { content_type: answerType, body: ANSWER, truncated: answered.truncated },
-    })
-    return spliced(text, sent.body, answered.text)
-  }
-  return {
-    sessionId: state.session.id,
-    requestId: state.requestId,
-    at: state.admittedAt,
-    path,
-    status,
-    get entry() {
-      entry ??= build()
-      return entry
-    },
-  }
+  return state.session ? new WaitingCall(state.session, state, request, path, status, durationMs, headers) : null
 }

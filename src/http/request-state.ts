@@ -36,6 +36,8 @@ export interface RequestState {
   loggedBody?: unknown
   /** The envelope answered (http/envelope.ts), for the request log. */
   answer?: unknown
+  /** Its JSON text as sent (http/steps/access-log.ts): what the request log keeps of it. */
+  answerText?: string
 }
 
 /** Keyed by the request itself: the state goes when the request does. */

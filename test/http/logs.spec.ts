@@ -207,7 +207,8 @@ test.describe('logs of broken requests', () => {
     const method = `${MARK.toUpperCase()}METHOD`
     await rawExchange(port, [`${method} ${API.session} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`], { deadlineMs: 1_000, responses: 1 })
     // Each broken body ends in a request line (Node waits out the 10 s body deadline: 408). Deno's
-    // server drops the malformed chunk size itself, before the sandbox sees the request.
+    // server mostly drops the malformed chunk size itself, before the sandbox sees the request; on a
+    // busy machine it sometimes hands it on, and the sandbox answers 400.
     const expected = currentTarget() === 'deno' ? 2 : 3
     const lines = () =>
       server
@@ -227,7 +228,8 @@ test.describe('logs of broken requests', () => {
     const expectedOthers = currentTarget() === 'deno' ? [405] : []
     const deadline = Date.now() + 15_000
     while ((statuses().length < expected || others().length < expectedOthers.length) && Date.now() < deadline) await sleep(100)
-    expect(statuses()).toHaveLength(expected)
+    expect(statuses().length).toBeGreaterThanOrEqual(expected)
+    expect(statuses().length).toBeLessThanOrEqual(3)
     expect(statuses().filter((status) => status !== 400 && status !== 408)).toEqual([])
     expect(others()).toEqual(expectedOthers)
     const output = server.output()
