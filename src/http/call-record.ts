@@ -25,14 +25,15 @@ interface Kept {
 }
 
 /**
- * JSON text of `value`, cut to `MAX_LOGGED_BYTES` characters: a cut one is the JSON string of its
- * first part, flagged.
+ * JSON `text` cut to `MAX_LOGGED_BYTES` characters: a cut one is the JSON string of its first part,
+ * flagged.
  */
-function kept(value: unknown): Kept {
-  const text = JSON.stringify(value) ?? 'null'
+function cut(text: string): Kept {
   if (text.length <= MAX_LOGGED_BYTES) return { text, truncated: false }
   return { text: JSON.stringify(text.slice(0, MAX_LOGGED_BYTES)), truncated: true }
 }
+
+const kept = (value: unknown): Kept => cut(JSON.stringify(value) ?? 'null')
 
 /**
  * Answer fields shown to their caller once and never kept: the webhook's signing secret, and the
@@ -74,8 +75,7 @@ function spliced(entry: string, sent: string, answer: string): string {
 }
 
 /** What the log keeps of the request's body: its JSON text, or a note. */
-function requestBody(loggedBody: unknown, answer: any, request: Request) {
-  const errorCode: string | undefined = answer?.ok === false ? answer.error.code : undefined
+function requestBody(loggedBody: unknown, errorCode: string | null, answer: any, request: Request) {
   if (loggedBody !== undefined) {
     const { text, truncated } = kept(loggedBody)
     return { body: text, note: truncated ? `cut at ${MAX_LOGGED_BYTES} characters` : null }
@@ -94,9 +94,7 @@ function keptAnswer(state: RequestState): Kept {
   const answer = state.answer
   if (answer === undefined) return { text: 'null', truncated: false }
   const redacted = withoutSecrets(answer)
-  if (redacted !== answer || state.answerText === undefined) return kept(redacted)
-  const text = state.answerText
-  return text.length <= MAX_LOGGED_BYTES ? { text, truncated: false } : { text: JSON.stringify(text.slice(0, MAX_LOGGED_BYTES)), truncated: true }
+  return redacted !== answer || state.answerText === undefined ? kept(redacted) : cut(state.answerText)
 }
 
 /**
@@ -132,13 +130,14 @@ class WaitingCall implements LoggedCall {
   ) {
     const answer = state.answer as any
     const outcome = request.headers.get(FORCED_OUTCOME_HEADER)
-    const sent = requestBody(state.loggedBody, answer, request)
+    const errorCode: string | null = answer?.ok === false ? answer.error.code : null
+    const sent = requestBody(state.loggedBody, errorCode, answer, request)
     const answered = keptAnswer(state)
     this.sessionId = session.id
     this.requestId = state.requestId
     this.at = state.admittedAt
     this.method = loggedMethod(request.method)
-    this.errorCode = answer?.ok === false ? answer.error.code : null
+    this.errorCode = errorCode
     this.idempotencyKey = request.headers.has('idempotency-key') ? (headers['idempotent-replayed'] === 'true' ? 'replayed' : 'sent') : null
     this.outcome = outcome === null ? null : KNOWN_OUTCOMES.has(outcome) ? outcome : '(not a known outcome)'
     this.delayMs = state.delayMs > 0 ? state.delayMs : null

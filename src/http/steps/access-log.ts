@@ -1,7 +1,7 @@
 /**
  * @module The last step of every sandbox call: its line in the structured log (src/log.ts), with no
  * caller text in it, and its entry in the session's request log (http/call-record.ts), written behind.
- * The envelope is turned into JSON here, once, for the answer and the log alike.
+ * The envelope is turned into JSON here, for the answer and the log alike.
  */
 import { Elysia } from 'elysia'
 import type { Log } from '../../log'
@@ -13,8 +13,7 @@ import { maybeStateOf } from '../request-state'
 /**
  * `textAnswered`: the adapter answers a string a hook returns as its text, with the headers set
  * (Elysia's own, on Bun and Deno). @elysiajs/node answers one as text/plain, so there it is given the
- * envelope again and makes its own JSON of it: a second JSON.stringify, on the runtime that pays
- * least for it beside the rest of its request.
+ * envelope again and makes its own JSON of it, a second time.
  */
 export function accessLog(log: Log, storage: Pick<Storage, 'logCall'>, { textAnswered }: { textAnswered: boolean }) {
   return new Elysia({ name: 'sandbox-access-log' })
@@ -23,6 +22,7 @@ export function accessLog(log: Log, storage: Pick<Storage, 'logCall'>, { textAns
       // Anything but the envelope (a certificate, a page) goes on as it is: Elysia's error path
       // answers whatever this returns.
       if (state?.answer === undefined || response !== state.answer) return response as Response
+      // As Elysia does for an object: a type a handler set stays.
       set.headers['content-type'] ??= 'application/json'
       const text = JSON.stringify(response)
       state.answerText = text

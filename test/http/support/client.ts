@@ -228,7 +228,7 @@ function envelopeChecks(answer: Answer, body: any, check: Check) {
   check(ISO_UTC.test(rate?.reset_at), 'meta.rate_limit.reset_at an ISO time')
   check(answer.header('cache-control') === 'no-store', 'Cache-Control: no-store')
   check(answer.header('x-content-type-options') === 'nosniff', 'X-Content-Type-Options: nosniff')
-  check(/^application\/json/.test(answer.header('content-type') ?? ''), 'Content-Type: application/json')
+  check(answer.header('content-type') === 'application/json', 'Content-Type: application/json')
   const remaining = /^"sandbox";r=(\d+);t=\d+$/.exec(answer.header('ratelimit') ?? '')?.[1]
   check(remaining !== undefined && Number(remaining) === rate?.remaining, 'RateLimit "sandbox";r=<meta.rate_limit.remaining>;t=<seconds>')
   check(new RegExp(`^"sandbox";q=${rate?.limit};w=\\d+$`).test(answer.header('ratelimit-policy') ?? ''), 'RateLimit-Policy "sandbox";q=<limit>;w=<seconds>')
