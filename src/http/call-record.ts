@@ -104,7 +104,6 @@ function keptAnswer(state: RequestState): Kept {
  * calls are pushed out of their session's newest 200 before that (storage/sqlite/request-log.ts).
  */
 class WaitingCall implements LoggedCall {
-  readonly sessionId: number
   readonly requestId: string
   readonly at: number
   private readonly method: string
@@ -120,7 +119,7 @@ class WaitingCall implements LoggedCall {
   private readonly truncated: boolean
 
   constructor(
-    session: { id: number },
+    readonly sessionId: number,
     state: RequestState,
     request: Request,
     readonly path: string,
@@ -133,7 +132,6 @@ class WaitingCall implements LoggedCall {
     const errorCode: string | null = answer?.ok === false ? answer.error.code : null
     const sent = requestBody(state.loggedBody, errorCode, answer, request)
     const answered = keptAnswer(state)
-    this.sessionId = session.id
     this.requestId = state.requestId
     this.at = state.admittedAt
     this.method = loggedMethod(request.method)
@@ -173,5 +171,5 @@ export function callRecord(
   { path, status, durationMs }: { path: string; status: number; durationMs: number },
   headers: Record<string, unknown>,
 ): LoggedCall | null {
-  return state.session ? new WaitingCall(state.session, state, request, path, status, durationMs, headers) : null
+  return state.session ? new WaitingCall(state.session.id, state, request, path, status, durationMs, headers) : null
 }
