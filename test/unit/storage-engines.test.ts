@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
+import { inTransaction, openPool } from '../../src/storage/postgres/driver'
 import { postgresStorage } from '../../src/storage/postgres/engine'
+import { guarded } from '../../src/storage/postgres/faults'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
 import { startPostgres, type PostgresServer } from '../support/embedded-postgres'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
@@ -362,4 +364,95 @@ test('postgres: a server that does not answer is StorageUnavailable, with no pas
   const error = await postgresStorage('postgres://sandbox:secret-pw@127.0.0.1:9/none', RATES).catch((caught) => caught)
   expect(error).toBeInstanceOf(StorageUnavailable)
   expect(String(error)).not.toContain('secret-pw')
+})
+
+describe('postgres: a connection the server drops inside a transaction', () => {
+  /** A fresh database with its tables, its URL, and a pool of one connection on it: the one the transaction lost is the one the next call gets. */
+  async function onePool() {
+    const engine = await freshEngine('postgres')
+    await (await engine.open()).close()
+    const url = new URL(adminUrl)
+    url.pathname = `/sandbox_unit_${process.pid}_${databases}`
+    return { url: url.toString(), sql: openPool(url.toString(), 1) }
+  }
+  const within = <T>(promise: Promise<T>, ms: number) =>
+    Promise.race([promise.catch((error) => error), new Promise<'no answer'>((resolve) => setTimeout(resolve, ms, 'no answer'))])
+
+  test('while a statement runs: the transaction is StorageUnavailable, and the pool answers the next calls', async () => {
+    const { sql } = await onePool()
+    const admin = postgres(adminUrl, { onnotice: () => {} })
+    const failed = await guarded(() =>
+      inTransaction(sql, async (tx) => {
+        const [row] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`
+        const running = tx`SELECT pg_sleep(2)`
+        running.catch(() => {}) // awaited below
+        await admin`SELECT pg_terminate_backend(${row!.pid})`
+        await running
+      }),
+    ).catch((error) => error)
+    expect(failed).toBeInstanceOf(StorageUnavailable)
+    // Released, the connection would be handed out without a socket, and these would never settle.
+    // The first may still fail: postgres.js gives it the dropped connection's FATAL (57P01, a 503).
+    const answers = [
+      await within(
+        guarded(() => sql`SELECT 1 AS one`),
+        5_000,
+      ),
+      await within(
+        guarded(() => sql`SELECT 1 AS one`),
+        5_000,
+      ),
+    ]
+    expect(answers[0]).not.toBe('no answer')
+    expect(answers[1]).toEqual([{ one: 1 }])
+    expect(
+      await within(
+        inTransaction(sql, async (tx) => (await tx`SELECT 2 AS two`)[0]!.two),
+        5_000,
+      ),
+    ).toBe(2)
+    await sql.end({ timeout: 1 })
+    await admin.end()
+  })
+
+  test('between statements: postgres.js never settles the next one; the lost write is noticed, the transaction answers StorageUnavailable and the pool starts afresh', async () => {
+    const { url, sql } = await onePool()
+    await sql.end({ timeout: 1 })
+    // postgres.js throws an uncaught TypeError here (driver.ts), which fails any bun test: in a process of its own.
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, 'support/lost-between-statements.ts'), url, adminUrl], { stderr: 'pipe' })
+    const [printed, exitCode] = await Promise.all([new Response(child.stdout).text(), child.exited])
+    expect(exitCode).toBe(0)
+    const { answeredMs, ...outcome } = JSON.parse(printed)
+    expect(outcome).toEqual({ transaction: 'StorageUnavailable', sentAfter: false, pool: [{ one: 1 }], next: 2 })
+    // Its deadline was 30 s: the lost connection was noticed.
+    expect(answeredMs).toBeLessThan(15_000)
+  })
+
+  test('past its deadline a transaction answers StorageUnavailable, and what it did is rolled back when it ends', async () => {
+    const { sql } = await onePool()
+    await sql`CREATE TABLE deadline_probe (n int)`
+    let ended: () => void
+    const workEnded = new Promise<void>((resolve) => (ended = resolve))
+    const failed = await guarded(() =>
+      inTransaction(
+        sql,
+        async (tx) => {
+          await tx`INSERT INTO deadline_probe VALUES (1)`
+          await new Promise((resolve) => setTimeout(resolve, 1_000))
+          ended()
+        },
+        200,
+      ),
+    ).catch((error) => error)
+    expect(failed).toBeInstanceOf(StorageUnavailable)
+    await workEnded
+    // The one connection is released once rolled back: this waits for it.
+    expect(
+      await within(
+        inTransaction(sql, async (tx) => (await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM deadline_probe`)[0]!.n),
+        5_000,
+      ),
+    ).toBe(0)
+    await sql.end({ timeout: 1 })
+  })
 })

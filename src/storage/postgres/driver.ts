@@ -7,6 +7,7 @@
  * taken with `reserve()` is ours before any byte is written.
  */
 import postgres, { type ReservedSql, type Sql } from 'postgres'
+import { StorageUnavailable } from '../storage'
 
 export type Connection = ReservedSql<any>
 
@@ -17,16 +18,21 @@ export type Queryable = Sql<any> | Connection
  * postgres.js 3.4.9 sends a short write from a `setImmediate`; when the server drops the connection
  * before it runs (a database dropped, restarted or failed over), it writes to a socket already gone
  * and throws where nothing can catch it, ending the process (porsager/postgres#1066, #1154, #1208;
- * the fix, #1176 and #1209, is not released). The query the bytes belonged to has already failed
- * with CONNECTION_CLOSED, so that one error is dropped with a warning; any other uncaught error ends
- * the process as it would have. Remove with the release that guards `nextWrite`.
+ * the fix, #1176 and #1209, is not released). Which connection it was is not known, and that one
+ * keeps the unsent bytes and a query that never settles, so it answers nothing again: every open
+ * transaction is abandoned (`inTransaction`, it answers storage_unavailable) and every pool starts
+ * afresh. Any other uncaught error ends the process as it would have. Remove with the release that
+ * guards `nextWrite`.
  */
 function surviveWriteAfterClose(): void {
   if (process.listenerCount('uncaughtException') > 0) return
   process.on('uncaughtException', (error) => {
     const stack = error instanceof Error ? (error.stack ?? '') : ''
     if (error instanceof TypeError && /\bwrite\b/.test(error.message) && /\bnextWrite\b/.test(stack)) {
-      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'postgres.js wrote to a closed connection; ignored' })}\n`)
+      const msg = 'postgres.js wrote to a closed connection; open transactions abandoned, connections renewed'
+      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg })}\n`)
+      for (const abandon of openTransactions) abandon('a connection was lost')
+      for (const renew of openPools) renew()
       return
     }
     process.stderr.write(`${stack || String(error)}\n`)
@@ -34,8 +40,11 @@ function surviveWriteAfterClose(): void {
   })
 }
 
-export function openPool(url: string, size: number): Sql<any> {
-  surviveWriteAfterClose()
+/** Each open transaction's way to give up its connection, and each pool's to start afresh. */
+const openTransactions = new Set<(reason: string) => void>()
+const openPools = new Set<() => void>()
+
+function connect(url: string, size: number): Sql<any> {
   return postgres(url, {
     max: size,
     onnotice: () => {},
@@ -48,29 +57,91 @@ export function openPool(url: string, size: number): Sql<any> {
   })
 }
 
+/** The pool: postgres.js's, behind a stand-in that can put a new one in its place (`surviveWriteAfterClose`). */
+export function openPool(url: string, size: number): Sql<any> {
+  surviveWriteAfterClose()
+  let current = connect(url, size)
+  const renew = () => {
+    const broken = current
+    current = connect(url, size)
+    // Its lost connection's query is failed at the end, and so the work that awaited it.
+    broken.end({ timeout: 5 }).catch(() => {})
+  }
+  openPools.add(renew)
+  const end: Sql<any>['end'] = (options) => {
+    openPools.delete(renew)
+    return current.end(options)
+  }
+  return new Proxy(current, {
+    apply: (_, self, args) => Reflect.apply(current, self, args),
+    get: (_, key) => (key === 'end' ? end : Reflect.get(current, key)),
+  })
+}
+
+/**
+ * How long a storage call waits for PostgreSQL before it answers storage_unavailable: longer than
+ * the server's statement_timeout (10 s), so that a slow statement is reported as itself.
+ */
+export const STORAGE_DEADLINE_MS = 12_000
+
+/** An error after which the connection is gone: postgres.js's own codes, or a FATAL from the server. */
+function connectionLost(error: unknown): boolean {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown }
+  return severity === 'FATAL' || (typeof code === 'string' && /^(CONNECTION_|E[A-Z]+$)/.test(code))
+}
+
 /**
  * Runs `work` between BEGIN and COMMIT on one reserved connection; ROLLBACK when it throws. BEGIN
  * goes out with the work's first statement (postgres.js pipelines a connection's queries), a round
  * trip less per transaction. On a connection just reserved (never inside a transaction) BEGIN fails
  * only with the connection, which fails the statements behind it too; it is awaited before COMMIT
  * all the same.
+ *
+ * A lost connection is not released: postgres.js 3.4.9 has already put it back among its closed
+ * ones, and a release would hand it out again without a socket, where every query sent on it hangs
+ * (porsager/postgres#1208; seen as an instance that stopped answering after its database was
+ * dropped while a write-behind transaction was open). Past the deadline, or when a connection is
+ * lost unseen (`surviveWriteAfterClose`), the transaction answers storage_unavailable at once, and
+ * its work, when it ends, is rolled back whatever it did.
  */
-export async function inTransaction<T>(sql: Sql<any>, work: (connection: Connection) => Promise<T>): Promise<T> {
-  const connection = await sql.reserve()
-  const begun = connection`BEGIN`.execute()
-  begun.catch(() => {}) // answered below, after the work
-  try {
-    const result = await work(connection)
-    await begun
-    await connection`COMMIT`
-    return result
-  } catch (error) {
-    // A lost connection has nothing left to roll back; the original error is the one to report.
-    await connection`ROLLBACK`.catch(() => {})
-    throw error
-  } finally {
-    connection.release()
-  }
+export function inTransaction<T>(sql: Sql<any>, work: (connection: Connection) => Promise<T>, deadlineMs = STORAGE_DEADLINE_MS): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let late = false
+    const abandon = (reason: string) => {
+      late = true
+      settle()
+      reject(new StorageUnavailable(reason))
+    }
+    const timer = setTimeout(abandon, deadlineMs, `no answer within ${deadlineMs} ms`)
+    const settle = () => {
+      clearTimeout(timer)
+      openTransactions.delete(abandon)
+    }
+    openTransactions.add(abandon)
+    run().then(resolve, reject).finally(settle)
+
+    async function run(): Promise<T> {
+      const connection = await sql.reserve()
+      const begun = connection`BEGIN`.execute()
+      begun.catch(() => {}) // answered below, after the work
+      let lost = false
+      try {
+        const result = await work(connection)
+        await begun
+        // What was answered storage_unavailable is never committed.
+        if (late) throw new StorageUnavailable('abandoned')
+        await connection`COMMIT`
+        return result
+      } catch (error) {
+        // The original error is the one to report.
+        lost = connectionLost(error)
+        if (!lost) await connection`ROLLBACK`.catch((failed) => (lost = connectionLost(failed)))
+        throw error
+      } finally {
+        if (!lost) connection.release()
+      }
+    }
+  })
 }
 
 /**

@@ -1,6 +1,7 @@
 /** @module PostgreSQL faults (server states and lost connections) as the seam's `StorageUnavailable`. */
 import { StorageUnavailable } from '../storage'
 import { guarded as guardedBy } from '../stores'
+import { STORAGE_DEADLINE_MS } from './driver'
 
 /**
  * SQLSTATE classes and codes that mean "the database cannot serve now": connection exceptions (08),
@@ -20,5 +21,16 @@ export function asStorageError(error: unknown): unknown {
   return error
 }
 
-/** `work`'s result, its faults as `StorageUnavailable`. */
-export const guarded = <T>(work: () => T | Promise<T>): Promise<T> => guardedBy(work, asStorageError)
+/**
+ * `work`'s result, its faults as `StorageUnavailable`, and so is no answer within the deadline: a
+ * query postgres.js never settles (driver.ts) must not hold a partner's call for ever.
+ */
+export const guarded = <T>(work: () => T | Promise<T>): Promise<T> => guardedBy(() => withinDeadline(work), asStorageError)
+
+function withinDeadline<T>(work: () => T | Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StorageUnavailable(`no answer within ${STORAGE_DEADLINE_MS} ms`)), STORAGE_DEADLINE_MS)
+  })
+  return Promise.race([Promise.resolve().then(work), late]).finally(() => clearTimeout(timer))
+}

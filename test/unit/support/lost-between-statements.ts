@@ -1,0 +1,44 @@
+/**
+ * @module A transaction whose connection the server drops between two of its statements, on a pool
+ * of one connection (storage-engines.test.ts). postgres.js 3.4.9 throws an uncaught TypeError for the
+ * statement sent after the drop, which fails any bun test: so it runs here, in a process of its own,
+ * and prints what happened as JSON.
+ *
+ *   bun lost-between-statements.ts DATABASE_URL ADMIN_URL
+ */
+import postgres from 'postgres'
+import { inTransaction, openPool } from '../../../src/storage/postgres/driver'
+import { guarded } from '../../../src/storage/postgres/faults'
+
+const [url, adminUrl] = process.argv.slice(2) as [string, string]
+const sql = openPool(url, 1)
+const admin = postgres(adminUrl, { onnotice: () => {} })
+const within = <T>(promise: Promise<T>) =>
+  Promise.race([promise.catch((error) => ({ error: String(error) })), new Promise<string>((resolve) => setTimeout(resolve, 5_000, 'no answer'))])
+
+let sentAfter = false
+const started = Date.now()
+const transaction = await guarded(() =>
+  inTransaction(
+    sql,
+    async (tx) => {
+      const [row] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`
+      await admin`SELECT pg_terminate_backend(${row!.pid})`
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      await tx`SELECT 1`
+      sentAfter = true
+      await tx`SELECT 1`
+    },
+    // Far off: what answers is the lost connection being noticed.
+    30_000,
+  ),
+).then(
+  () => 'committed',
+  (error) => error.constructor.name,
+)
+const answeredMs = Date.now() - started
+const pool = await within(sql`SELECT 1 AS one`)
+const next = await within(inTransaction(sql, async (tx) => (await tx`SELECT 2 AS two`)[0]!.two))
+console.log(JSON.stringify({ transaction, answeredMs, sentAfter, pool, next }))
+await sql.end({ timeout: 1 })
+await admin.end()
