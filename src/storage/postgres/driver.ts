@@ -8,6 +8,7 @@
  */
 import postgres, { type ReservedSql, type Sql } from 'postgres'
 import { StorageUnavailable } from '../storage'
+import { connectionLost } from './faults'
 
 export type Connection = ReservedSql<any>
 
@@ -79,16 +80,11 @@ export function openPool(url: string, size: number): Sql<any> {
 }
 
 /**
- * How long a storage call waits for PostgreSQL before it answers storage_unavailable: longer than
- * the server's statement_timeout (10 s), so that a slow statement is reported as itself.
+ * How long a partner's call waits on a PostgreSQL transaction before it answers
+ * storage_unavailable: longer than the server's statement_timeout (10 s), so that a slow statement
+ * is reported as itself.
  */
 export const STORAGE_DEADLINE_MS = 12_000
-
-/** An error after which the connection is gone: postgres.js's own codes, or a FATAL from the server. */
-function connectionLost(error: unknown): boolean {
-  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown }
-  return severity === 'FATAL' || (typeof code === 'string' && /^(CONNECTION_|E[A-Z]+$)/.test(code))
-}
 
 /**
  * Runs `work` between BEGIN and COMMIT on one reserved connection; ROLLBACK when it throws. BEGIN
@@ -100,19 +96,24 @@ function connectionLost(error: unknown): boolean {
  * A lost connection is not released: postgres.js 3.4.9 has already put it back among its closed
  * ones, and a release would hand it out again without a socket, where every query sent on it hangs
  * (porsager/postgres#1208; seen as an instance that stopped answering after its database was
- * dropped while a write-behind transaction was open). Past the deadline, or when a connection is
- * lost unseen (`surviveWriteAfterClose`), the transaction answers storage_unavailable at once, and
- * its work, when it ends, is rolled back whatever it did.
+ * dropped while a write-behind transaction was open).
+ *
+ * Given a deadline, or when a connection is lost unseen (`surviveWriteAfterClose`), a transaction
+ * not yet committing answers storage_unavailable at once; its work, when it ends, is rolled back
+ * whatever it did. One whose COMMIT is out answers what the COMMIT answers, so a call answered 503
+ * has never written.
  */
-export function inTransaction<T>(sql: Sql<any>, work: (connection: Connection) => Promise<T>, deadlineMs = STORAGE_DEADLINE_MS): Promise<T> {
+export function inTransaction<T>(sql: Sql<any>, work: (connection: Connection) => Promise<T>, deadlineMs: number | null = null): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let late = false
+    let committing = false
     const abandon = (reason: string) => {
+      if (committing) return
       late = true
       settle()
       reject(new StorageUnavailable(reason))
     }
-    const timer = setTimeout(abandon, deadlineMs, `no answer within ${deadlineMs} ms`)
+    const timer = deadlineMs === null ? undefined : setTimeout(abandon, deadlineMs, `no answer within ${deadlineMs} ms`)
     const settle = () => {
       clearTimeout(timer)
       openTransactions.delete(abandon)
@@ -122,14 +123,19 @@ export function inTransaction<T>(sql: Sql<any>, work: (connection: Connection) =
 
     async function run(): Promise<T> {
       const connection = await sql.reserve()
+      if (late) {
+        // Nothing was sent on it.
+        connection.release()
+        throw new StorageUnavailable('abandoned')
+      }
       const begun = connection`BEGIN`.execute()
       begun.catch(() => {}) // answered below, after the work
       let lost = false
       try {
         const result = await work(connection)
         await begun
-        // What was answered storage_unavailable is never committed.
         if (late) throw new StorageUnavailable('abandoned')
+        committing = true
         await connection`COMMIT`
         return result
       } catch (error) {

@@ -10,7 +10,7 @@ import type { Sql } from 'postgres'
 import { StorageUnavailable, type Storage, type Stores } from '../storage'
 import { storesThrough } from '../stores'
 import { sweepInBatches } from '../sweep'
-import { inTransaction, openPool, type Queryable } from './driver'
+import { inTransaction, openPool, STORAGE_DEADLINE_MS, type Queryable } from './driver'
 import { deliveryQueue, eventStore, webhookStore } from './events'
 import { asStorageError, guarded } from './faults'
 import { idempotencyStore } from './idempotency'
@@ -87,7 +87,7 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
 
     allowance: (keys, now) => guarded(() => rates.peek(keys, now)),
 
-    transaction: (work) => guarded(() => inTransaction(sql, (connection) => work(postgresStores(connection, true)))),
+    transaction: (work) => guarded(() => inTransaction(sql, (connection) => work(postgresStores(connection, true)), STORAGE_DEADLINE_MS)),
 
     claimDeliveries: (now, leaseMs, claim) => guarded(() => deliveries.claim(now, leaseMs, claim)),
 

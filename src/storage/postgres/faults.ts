@@ -1,7 +1,6 @@
 /** @module PostgreSQL faults (server states and lost connections) as the seam's `StorageUnavailable`. */
 import { StorageUnavailable } from '../storage'
 import { guarded as guardedBy } from '../stores'
-import { STORAGE_DEADLINE_MS } from './driver'
 
 /**
  * SQLSTATE classes and codes that mean "the database cannot serve now": connection exceptions (08),
@@ -14,6 +13,15 @@ const UNAVAILABLE = /^(08|28|53|57|58)|^(3D000|25006|40001|40P01|55P03)$/
 /** The client's own words for a connection it lost or never had. */
 const CONNECTION = /^(CONNECTION_|CONNECT_TIMEOUT|E(CONNREFUSED|CONNRESET|PIPE|HOSTUNREACH|NETUNREACH|TIMEDOUT|AI_AGAIN)|ENOTFOUND)/
 
+/**
+ * Whether the connection a query ran on is gone after `error`: the client's words for a lost one
+ * (and a stream or TLS layer that failed under it), or a FATAL from the server, which ends the session.
+ */
+export function connectionLost(error: unknown): boolean {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown }
+  return severity === 'FATAL' || (typeof code === 'string' && (CONNECTION.test(code) || /^ERR_(STREAM|SSL|TLS)_/.test(code)))
+}
+
 /** `StorageUnavailable` for a storage fault; any other error as it was. */
 export function asStorageError(error: unknown): unknown {
   const code = (error as { code?: unknown } | null)?.code
@@ -21,16 +29,5 @@ export function asStorageError(error: unknown): unknown {
   return error
 }
 
-/**
- * `work`'s result, its faults as `StorageUnavailable`, and so is no answer within the deadline: a
- * query postgres.js never settles (driver.ts) must not hold a partner's call for ever.
- */
-export const guarded = <T>(work: () => T | Promise<T>): Promise<T> => guardedBy(() => withinDeadline(work), asStorageError)
-
-function withinDeadline<T>(work: () => T | Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StorageUnavailable(`no answer within ${STORAGE_DEADLINE_MS} ms`)), STORAGE_DEADLINE_MS)
-  })
-  return Promise.race([Promise.resolve().then(work), late]).finally(() => clearTimeout(timer))
-}
+/** `work`'s result, its faults as `StorageUnavailable`. */
+export const guarded = <T>(work: () => T | Promise<T>): Promise<T> => guardedBy(work, asStorageError)
