@@ -416,19 +416,25 @@ describe('postgres: a connection the server drops inside a transaction', () => {
     await admin.end()
   })
 
-  test('between statements: postgres.js never settles the next one; the lost write is noticed, the transaction answers StorageUnavailable and the pool starts afresh', async () => {
-    const { url, sql } = await onePool()
-    await sql.end({ timeout: 1 })
-    // postgres.js throws an uncaught TypeError here (driver.ts), which fails any bun test: in a process of its own.
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, 'support/lost-between-statements.ts'), url, adminUrl], { stderr: 'pipe', timeout: 50_000 })
-    const [printed, errors, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
-    expect(exitCode, errors).toBe(0)
-    const { answeredMs, ...outcome } = JSON.parse(printed)
-    expect(outcome).toEqual({ transaction: 'StorageUnavailable', sentAfter: false, pool: [{ one: 1 }], next: 2 })
-    // It had no deadline, and the old pool's connections are destroyed 5 s after it is replaced:
-    // sooner means the lost write was noticed and the transaction abandoned.
-    expect(answeredMs).toBeLessThan(4_000)
-  })
+  test.each(['short', 'long'])(
+    'between statements (%s): postgres.js never settles the next one; the lost write is noticed, the transaction answers StorageUnavailable and the pool starts afresh',
+    async (size) => {
+      const { url, sql } = await onePool()
+      await sql.end({ timeout: 1 })
+      // postgres.js throws an uncaught TypeError here (driver.ts), which fails any bun test: in a process of its own.
+      const child = Bun.spawn([process.execPath, join(import.meta.dir, 'support/lost-between-statements.ts'), url, adminUrl, size], {
+        stderr: 'pipe',
+        timeout: 50_000,
+      })
+      const [printed, errors, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+      expect(exitCode, errors).toBe(0)
+      const { answeredMs, ...outcome } = JSON.parse(printed)
+      expect(outcome).toEqual({ transaction: 'StorageUnavailable', sentAfter: false, pool: [{ one: 1 }], next: 2 })
+      // It had no deadline, and the old pool's connections are destroyed 5 s after it is replaced:
+      // sooner means the lost write was noticed and the transaction abandoned.
+      expect(answeredMs).toBeLessThan(4_000)
+    },
+  )
 
   test('past its deadline a transaction answers StorageUnavailable, and what it did is rolled back when it ends', async () => {
     const { sql } = await onePool()

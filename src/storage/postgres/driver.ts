@@ -19,15 +19,18 @@ export type Queryable = Sql<any> | Connection
  * postgres.js 3.4.9 sends a short write from a `setImmediate`; when the server drops the connection
  * before it runs (a database dropped, restarted or failed over), it writes to a socket already gone
  * and throws where nothing can catch it, ending the process (porsager/postgres#1066, #1154, #1208;
- * the fix, #1176 and #1209, is not released). Which connection it was is not known, and that one
+ * the fix, #1176 and #1209, is not released). A write of 1 KiB or more goes out at once and fails
+ * the same way inside a promise nobody awaits. Which connection it was is not known, and that one
  * keeps the unsent bytes and a query that never settles, so it answers nothing again: every open
  * transaction is abandoned (`inTransaction`, it answers storage_unavailable) and every pool starts
- * afresh. Any other uncaught error ends the process as it would have. Remove with the release that
- * guards `nextWrite`.
+ * afresh. Any other uncaught error or unhandled rejection ends the process as it would have.
+ * Remove with the release that guards `nextWrite`.
  */
+let surviving = false
 function surviveWriteAfterClose(): void {
-  if (process.listenerCount('uncaughtException') > 0) return
-  process.on('uncaughtException', (error) => {
+  if (surviving) return
+  surviving = true
+  const survive = (error: unknown) => {
     const stack = error instanceof Error ? (error.stack ?? '') : ''
     if (error instanceof TypeError && /\bwrite\b/.test(error.message) && /\bnextWrite\b/.test(stack)) {
       const msg = 'postgres.js wrote to a closed connection; open transactions abandoned, connections renewed'
@@ -38,7 +41,9 @@ function surviveWriteAfterClose(): void {
     }
     process.stderr.write(`${stack || String(error)}\n`)
     process.exit(1)
-  })
+  }
+  process.on('uncaughtException', survive)
+  process.on('unhandledRejection', survive)
 }
 
 /** Each open transaction's way to give up its connection, and each pool's to start afresh. */

@@ -4,13 +4,16 @@
  * statement sent after the drop, which fails any bun test: so it runs here, in a process of its own,
  * and prints what happened as JSON.
  *
- *   bun lost-between-statements.ts DATABASE_URL ADMIN_URL
+ *   bun lost-between-statements.ts DATABASE_URL ADMIN_URL [short|long]
+ *
+ * `long`: the statement after the drop is over 1 KiB, which postgres.js writes at once, failing
+ * inside a promise nobody awaits instead of a `setImmediate`.
  */
 import postgres from 'postgres'
 import { inTransaction, openPool } from '../../../src/storage/postgres/driver'
 import { guarded } from '../../../src/storage/postgres/faults'
 
-const [url, adminUrl] = process.argv.slice(2) as [string, string]
+const [url, adminUrl, size = 'short'] = process.argv.slice(2) as [string, string, string?]
 const sql = openPool(url, 1)
 const admin = postgres(adminUrl, { onnotice: () => {} })
 await admin`SELECT 1`
@@ -27,7 +30,7 @@ const transaction = await guarded(() =>
       await admin`SELECT pg_terminate_backend(${row!.pid})`
       terminatedAt = Date.now()
       await new Promise((resolve) => setTimeout(resolve, 300))
-      await tx`SELECT 1`
+      await (size === 'long' ? tx.unsafe(`SELECT '${'x'.repeat(2_000)}'::text`) : tx`SELECT 1`)
       sentAfter = true
       await tx`SELECT 1`
     },
