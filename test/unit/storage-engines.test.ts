@@ -11,7 +11,7 @@ import postgres from 'postgres'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import { inTransaction, openPool } from '../../src/storage/postgres/driver'
 import { postgresStorage } from '../../src/storage/postgres/engine'
-import { guarded } from '../../src/storage/postgres/faults'
+import { guarded, guardedWithin } from '../../src/storage/postgres/faults'
 import { sqliteStorage } from '../../src/storage/sqlite/engine'
 import { startPostgres, type PostgresServer } from '../support/embedded-postgres'
 import { StorageUnavailable, type Storage } from '../../src/storage/storage'
@@ -364,6 +364,14 @@ test('postgres: a server that does not answer is StorageUnavailable, with no pas
   const error = await postgresStorage('postgres://sandbox:secret-pw@127.0.0.1:9/none', RATES).catch((caught) => caught)
   expect(error).toBeInstanceOf(StorageUnavailable)
   expect(String(error)).not.toContain('secret-pw')
+})
+
+test('postgres: a single statement that never settles is StorageUnavailable at its deadline; one that does keeps its answer or its error', async () => {
+  expect(await guardedWithin(() => new Promise(() => {}), 50).catch((error) => error)).toBeInstanceOf(StorageUnavailable)
+  expect(await guardedWithin(async () => 7, 50)).toBe(7)
+  expect(await guardedWithin(() => Promise.reject(Object.assign(new Error('gone'), { code: '3D000' })), 50).catch((error) => error)).toEqual(
+    new StorageUnavailable('3D000'),
+  )
 })
 
 describe('postgres: a connection the server drops inside a transaction', () => {

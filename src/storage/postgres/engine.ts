@@ -12,7 +12,7 @@ import { storesThrough } from '../stores'
 import { sweepInBatches } from '../sweep'
 import { inTransaction, openPool, STORAGE_DEADLINE_MS, type Queryable } from './driver'
 import { deliveryQueue, eventStore, webhookStore } from './events'
-import { asStorageError, guarded } from './faults'
+import { asStorageError, guarded, guardedWithin } from './faults'
 import { idempotencyStore } from './idempotency'
 import { migrate } from './migrations'
 import { policyStore } from './policies'
@@ -68,7 +68,7 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
   const calls = requestLogWriter(sql)
   const logTimer = setInterval(() => void calls.flush().catch(() => {}), WRITE_BEHIND_MS)
   ;(logTimer as { unref?: () => void }).unref?.()
-  const stores = storesThrough(postgresStores(sql, false), guarded)
+  const stores = storesThrough(postgresStores(sql, false), guardedWithin)
 
   return {
     ...stores,
@@ -81,11 +81,11 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
 
     logCall: (call) => calls.add(call),
 
-    admit: (request) => guarded(() => rates.admit(request)),
+    admit: (request) => guardedWithin(() => rates.admit(request)),
 
-    openSession: (create, now) => guarded(() => rates.openSession(create, now)),
+    openSession: (create, now) => guardedWithin(() => rates.openSession(create, now)),
 
-    allowance: (keys, now) => guarded(() => rates.peek(keys, now)),
+    allowance: (keys, now) => guardedWithin(() => rates.peek(keys, now)),
 
     transaction: (work) => guarded(() => inTransaction(sql, (connection) => work(postgresStores(connection, true)), STORAGE_DEADLINE_MS)),
 
@@ -103,7 +103,7 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
 
     // Ready means writable: a standby after a failover answers reads but refuses every admission.
     ping: () =>
-      guarded(async () => {
+      guardedWithin(async () => {
         const [row] = await sql<{ read_only: string }[]>`SELECT current_setting('transaction_read_only') AS read_only`
         if (row!.read_only === 'on') throw new StorageUnavailable('25006 read-only')
       }),
