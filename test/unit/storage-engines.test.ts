@@ -476,9 +476,10 @@ describe('postgres: a connection the server drops inside a transaction', () => {
     const { sql } = await onePool()
     await sql.unsafe(`
       CREATE TABLE commit_probe (n int);
-      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); RETURN NULL; END $$;
+      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(4); RETURN NULL; END $$;
       CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON commit_probe DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();`)
-    const answer = await inTransaction(sql, async (tx) => (await tx`INSERT INTO commit_probe VALUES (1)`, 'committed'), 300).catch((error) => error)
+    // The work takes a round trip; the COMMIT, 4 s.
+    const answer = await inTransaction(sql, async (tx) => (await tx`INSERT INTO commit_probe VALUES (1)`, 'committed'), 2_000).catch((error) => error)
     const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM commit_probe`
     expect({ answer, rows: row!.n }).toEqual({ answer: 'committed', rows: 1 })
     await sql.end({ timeout: 1 })

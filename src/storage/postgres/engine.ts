@@ -75,8 +75,8 @@ export async function postgresStorage(url: string, options: PostgresOptions): Pr
 
     // Reading the log writes what this process holds of it first, so a call just answered is listed.
     requestLog: {
-      list: (sessionId, query) => guarded(() => calls.flush()).then(() => stores.requestLog.list(sessionId, query)),
-      find: (sessionId, requestId) => guarded(() => calls.flush()).then(() => stores.requestLog.find(sessionId, requestId)),
+      list: (sessionId, query) => guardedWithin(() => calls.flush()).then(() => stores.requestLog.list(sessionId, query)),
+      find: (sessionId, requestId) => guardedWithin(() => calls.flush()).then(() => stores.requestLog.find(sessionId, requestId)),
     },
 
     logCall: (call) => calls.add(call),

@@ -10,16 +10,17 @@ import { guarded as guardedBy } from '../stores'
  * and a database or a login that is gone (3D000, 28: dropped, renamed, credentials revoked).
  */
 const UNAVAILABLE = /^(08|28|53|57|58)|^(3D000|25006|40001|40P01|55P03)$/
-/** The client's own words for a connection it lost or never had. */
-const CONNECTION = /^(CONNECTION_|CONNECT_TIMEOUT|E(CONNREFUSED|CONNRESET|PIPE|HOSTUNREACH|NETUNREACH|TIMEDOUT|AI_AGAIN)|ENOTFOUND)/
+/** The client's own words for a connection it lost or never had, and a stream or TLS layer that failed under it. */
+const CONNECTION =
+  /^(CONNECTION_|CONNECT_TIMEOUT|E(CONNREFUSED|CONNRESET|CONNABORTED|PIPE|HOSTUNREACH|NETUNREACH|NETDOWN|NETRESET|TIMEDOUT|AI_AGAIN)|ENOTFOUND|ERR_(STREAM|SSL|TLS)_)/
 
 /**
- * Whether the connection a query ran on is gone after `error`: the client's words for a lost one
- * (and a stream or TLS layer that failed under it), or a FATAL from the server, which ends the session.
+ * Whether the connection a query ran on is gone after `error`: the client's words for a lost one, or
+ * a FATAL from the server, which ends the session.
  */
 export function connectionLost(error: unknown): boolean {
   const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown }
-  return severity === 'FATAL' || (typeof code === 'string' && (CONNECTION.test(code) || /^ERR_(STREAM|SSL|TLS)_/.test(code)))
+  return severity === 'FATAL' || (typeof code === 'string' && CONNECTION.test(code))
 }
 
 /** `StorageUnavailable` for a storage fault; any other error as it was. */

@@ -29,7 +29,9 @@ const transaction = await guarded(() =>
       const [row] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`
       await admin`SELECT pg_terminate_backend(${row!.pid})`
       terminatedAt = Date.now()
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // Gone from the server, and a moment for this process to see its socket close.
+      while ((await admin`SELECT 1 FROM pg_stat_activity WHERE pid = ${row!.pid}`).length > 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      await new Promise((resolve) => setTimeout(resolve, 200))
       await (size === 'long' ? tx.unsafe(`SELECT '${'x'.repeat(2_000)}'::text`) : tx`SELECT 1`)
       sentAfter = true
       await tx`SELECT 1`
