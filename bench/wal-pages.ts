@@ -30,6 +30,7 @@ const trip = { origin_country: 'IN', destination_country: 'FR', start_date: day(
 const travellers = [{ age: 34 }, { age: 8 }]
 
 const dir = mkdtempSync(join(tmpdir(), 'sandbox-wal-pages-'))
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 const file = join(dir, 'sandbox.db')
 const config = loadConfig({ SANDBOX_DB_PATH: file, SANDBOX_RATE_LIMIT: '1000000000' })
 const storage = await openStorage(config, (path: string) => {
@@ -92,4 +93,3 @@ console.log(`${ISSUES} issues after 200: ${frames.length} WAL frames, ${perIssue
 console.log('| table or index | frames per issue |')
 console.log('|---|---:|')
 for (const [name, count] of [...perName].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${(count / ISSUES).toFixed(2)} |`)
-rmSync(dir, { recursive: true, force: true })

@@ -48,16 +48,6 @@ const RESTART_PAGES = 16_000
  */
 const RESTART_WAIT_MS = 1_000
 
-/**
- * Frames (8 MB) past which a restart would copy and flush too much holding the write lock: frames
- * written during a long pass, which the restart copies. The worker passes again first, up to
- * `MORE_PASSES` times, each shorter than the last while the disk keeps up.
- */
-const FEW_LEFT = 2_000
-const MORE_PASSES = 4
-/** Past this many frames no pass is repeated: SQLite's own checkpoint, in a commit, starts at 32,000 (sqlite.ts). */
-const LAST_PASS_PAGES = 24_000
-
 let db: Database | null = null
 let timer: ReturnType<typeof setInterval> | undefined
 let mark = 0
@@ -81,9 +71,6 @@ function pass(restartPages: number): WalReport | null {
   // only once all are copied: those written during this pass are copied holding the write lock
   // (RESTART), for which the request thread waits without blocking.
   if (row && row.log >= restartPages && row.log !== restartedAt) {
-    // A pass of a second on a slow disk leaves a second of writes behind; copied and flushed outside
-    // the lock first, the restart holds it for what the last, short pass left.
-    for (let again = 0; again < MORE_PASSES && row.log - row.checkpointed > FEW_LEFT && row.log < LAST_PASS_PAGES; again++) row = checkpoint('PASSIVE') ?? row
     const restarted = performance.now()
     row = checkpoint('RESTART') ?? row
     const done = row.busy === 0
