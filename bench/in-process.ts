@@ -9,10 +9,10 @@
  *   --only TEXT  the paths whose name holds TEXT (search, issue, modify, 429)
  *   --src DIR  measure another checkout's src/ (compare a branch); TMPDIR=/dev/shm puts the file on tmpfs
  */
-import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { day, inProcessSandbox, travellers, trip } from './in-process-app'
 
 const { values } = parseArgs({
   options: {
@@ -26,39 +26,8 @@ const ROUNDS = Number(values.rounds)
 const REQUESTS = Number(values.requests)
 const SRC = resolve(values.src ?? join(import.meta.dir, '..'), 'src')
 
-const { createApp } = await import(join(SRC, 'app.ts'))
-const { loadConfig } = await import(join(SRC, 'config.ts'))
-const { createServices } = await import(join(SRC, 'modules/services.ts'))
-const { openStorage } = await import(join(SRC, 'storage/index.ts'))
-const { openEmbedded } = await import(join(SRC, 'runtime/bun/sqlite.ts'))
-
-const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
-const trip = { origin_country: 'IN', destination_country: 'FR', start_date: day(30), end_date: day(37) }
-const travellers = [{ age: 34 }, { age: 8 }]
-
-/** One app on a fresh file, every call from one network; `limit` as SANDBOX_RATE_LIMIT. */
-async function sandbox(limit: string) {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-in-process-'))
-  const config = loadConfig({ SANDBOX_DB_PATH: join(dir, 'sandbox.db'), SANDBOX_RATE_LIMIT: limit })
-  const storage = await openStorage(config, (path: string) => openEmbedded(path))
-  const app = createApp(createServices({ storage, config, log: () => {} }))
-  let cookie = ''
-  async function call(path: string, body: unknown) {
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-forwarded-for': '10.9.0.1' }
-    if (cookie) headers.cookie = cookie
-    const response: Response = await app.handle(new Request(`http://localhost/api/sandbox/${path}`, { method: 'POST', headers, body: JSON.stringify(body) }))
-    const set = response.headers.getSetCookie().find((line) => line.startsWith('sbx_session='))
-    if (set) cookie = set.split(';')[0]!
-    return { status: response.status, body: (await response.json()) as any }
-  }
-  return {
-    call,
-    close: async () => {
-      await storage.close()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
+/** One app on a fresh file; `limit` as SANDBOX_RATE_LIMIT. */
+const sandbox = (limit: string) => inProcessSandbox(SRC, limit)
 
 type Call = Awaited<ReturnType<typeof sandbox>>['call']
 
