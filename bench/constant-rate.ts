@@ -7,11 +7,13 @@
  * waiting counts (no coordinated omission, as in wrk2).
  *
  *   bun bench/constant-rate.ts --url http://127.0.0.1:3000 --mode search|issue|modify --rate 500 \
- *     [--duration 10] [--lanes 8] [--net 200] [--start YYYY-MM-DD --end YYYY-MM-DD --end2 YYYY-MM-DD] [--pid N]
+ *     [--duration 10] [--warmup 0] [--lanes 8] [--net 200] [--start YYYY-MM-DD --end YYYY-MM-DD --end2 YYYY-MM-DD] [--pid N]
  *
  * Prints one line `BENCH_JSON {...}`: scheduled, completed, non-2xx, p50/p99/max in ms, the
  * achieved rate and, with `--pid` (the server's), the server's CPU while the clock ran (set-up left
- * out); the clock's window and every request of 5 ms or more (ms since the epoch), for bench/stalls.ts. Lanes do their own set-up (search, issue) before the clock starts.
+ * out); the clock's window and every request of 5 ms or more (ms since the epoch), for bench/stalls.ts. Lanes do their own set-up (search, issue) before the clock starts;
+ * `--warmup S` sends at the same rate for S seconds before it, unmeasured, so that the clock starts
+ * on the server's steady state at that rate.
  */
 import { connect, type Socket } from 'node:net'
 import { parseArgs } from 'node:util'
@@ -23,6 +25,7 @@ const { values: options } = parseArgs({
     mode: { type: 'string', default: 'search' },
     rate: { type: 'string' },
     duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '0' },
     lanes: { type: 'string', default: '8' },
     net: { type: 'string', default: '200' },
     start: { type: 'string' },
@@ -37,13 +40,14 @@ const target = new URL(options.url!)
 const mode = options.mode as 'search' | 'issue' | 'modify'
 const rate = Number(options.rate)
 const durationMs = Number(options.duration) * 1000
+const warmupMs = Number(options.warmup) * 1000
 const laneCount = Number(options.lanes)
 const net = Number(options.net)
 const startDate = options.start ?? day(30)
 const endDate = options.end ?? day(40)
 const endDate2 = options.end2 ?? day(45)
-if (!options.url || !(rate > 0) || !['search', 'issue', 'modify'].includes(mode)) {
-  console.error('usage: bun bench/constant-rate.ts --url URL --mode search|issue|modify --rate N [--duration S] [--lanes N]')
+if (!options.url || !(rate > 0) || !(warmupMs >= 0) || !['search', 'issue', 'modify'].includes(mode)) {
+  console.error('usage: bun bench/constant-rate.ts --url URL --mode search|issue|modify --rate N [--duration S] [--warmup S] [--lanes N]')
   process.exit(2)
 }
 
@@ -160,7 +164,7 @@ async function prepare(lane: Lane): Promise<void> {
   lane.planId = /"plan_id":"([^"]+)"/.exec(search.text)?.[1] ?? null
   if (search.status !== 200 || !lane.planId) throw new Error(`set-up search failed: ${search.status} ${search.text.slice(0, 200)}`)
   if (mode === 'issue') return
-  const policies = Math.ceil((rate * durationMs) / 1000 / laneCount / MODIFIES_PER_POLICY) + 1
+  const policies = Math.ceil((rate * (warmupMs + durationMs)) / 1000 / laneCount / MODIFIES_PER_POLICY) + 1
   for (let index = 0; index < policies; index++) {
     const issue = await call(lane, '/api/sandbox/policy/new', JSON.stringify({ plan_id: lane.planId, trip, travellers }))
     const policyRef = /"policy_ref":"([^"]+)"/.exec(issue.text)?.[1]
@@ -207,24 +211,26 @@ let maxLag = 0
 const total = Math.floor((rate * durationMs) / 1000)
 const serverPid = options.pid === undefined ? null : Number(options.pid)
 const serverCpu = () => (serverPid === null ? NaN : [serverPid, ...childPids(serverPid)].reduce((sum, pid) => sum + cpuSeconds(pid), 0))
-const cpuAtStart = serverCpu()
-const started = performance.now()
 
-function send(index: number, scheduledAt: number): void {
+/** Sends one request on its lane; with `record`, its answer and latency count. */
+function send(index: number, scheduledAt: number, record: boolean): void {
   const lane = lanes[index % laneCount]!
   lane.busy = lane.busy.then(async () => {
     const [path, body] = measured(lane)
+    let ok = false
+    let bad = ''
     try {
       const { status, text } = await call(lane, path, body)
-      if (status >= 200 && status < 300) {
-        if (mode === 'modify') corrected(lane)
-      } else {
-        non2xx++
-        firstBad ||= `${status} ${text.slice(0, 200)}`
-      }
+      ok = status >= 200 && status < 300
+      if (ok && mode === 'modify') corrected(lane)
+      if (!ok) bad = `${status} ${text.slice(0, 200)}`
     } catch (error) {
+      bad = String(error)
+    }
+    if (!record) return
+    if (!ok) {
       non2xx++
-      firstBad ||= String(error)
+      firstBad ||= bad
     }
     const latency = performance.now() - scheduledAt
     latencies.push(latency)
@@ -232,24 +238,35 @@ function send(index: number, scheduledAt: number): void {
   })
 }
 
-// The dispatcher wakes about every millisecond and sends everything whose time has come.
-let next = 0
-await new Promise<void>((finish) => {
-  const tick = () => {
-    const now = performance.now()
-    while (next < total) {
-      const scheduledAt = started + (next * 1000) / rate
-      if (scheduledAt > now) break
-      maxLag = Math.max(maxLag, now - scheduledAt)
-      send(next, scheduledAt)
-      next++
+/**
+ * Sends `count` requests at the rate, the first now, and resolves once all are answered; returns
+ * when it started. The dispatcher wakes about every millisecond and sends everything whose time has come.
+ */
+async function atRate(count: number, record: boolean): Promise<number> {
+  const started = performance.now()
+  let next = 0
+  await new Promise<void>((finish) => {
+    const tick = () => {
+      const now = performance.now()
+      while (next < count) {
+        const scheduledAt = started + (next * 1000) / rate
+        if (scheduledAt > now) break
+        if (record) maxLag = Math.max(maxLag, now - scheduledAt)
+        send(next, scheduledAt, record)
+        next++
+      }
+      if (next < count) setTimeout(tick, Math.max(0, Math.min(1, started + (next * 1000) / rate - performance.now())))
+      else finish()
     }
-    if (next < total) setTimeout(tick, Math.max(0, Math.min(1, started + (next * 1000) / rate - performance.now())))
-    else finish()
-  }
-  tick()
-})
-await Promise.all(lanes.map((lane) => lane.busy))
+    tick()
+  })
+  await Promise.all(lanes.map((lane) => lane.busy))
+  return started
+}
+
+if (warmupMs > 0) await atRate(Math.floor((rate * warmupMs) / 1000), false)
+const cpuAtStart = serverCpu()
+const started = await atRate(total, true)
 const elapsed = performance.now() - started
 const cpuUsed = serverCpu() - cpuAtStart
 for (const lane of lanes) lane.connection.close()

@@ -24,7 +24,7 @@ export async function withFloor(bench: Bench, row: Row): Promise<Row> {
     })
     if (options.warmup > 0) await wrk(harness, server.url, 'search', options.warmup, { connections: options.connections })
     // The raw server answers any request alike; plan search needs no set-up from the client.
-    row.floor = await constantRate(harness, server, 'search', row.half.target_rate, options.duration)
+    row.floor = await constantRate(harness, server, 'search', row.half.target_rate, options.duration, options.warmup)
     log(`  floor: raw Bun.serve at ${row.half.target_rate} req/s: p99 ${row.floor.p99_ms} ms, server CPU ${Math.round(row.floor.server_cpu * 100)}%`)
   } catch (error) {
     log(`  floor of ${row.key} not measured: ${String(error).split('\n')[0]}`)

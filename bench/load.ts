@@ -92,7 +92,14 @@ export async function wrk(harness: Harness, url: string, mode: Mode, seconds: nu
   return { ...result, rps: result.requests / seconds_, wrkCpu: cpu / seconds_ }
 }
 
-export async function constantRate(harness: Harness, server: { url: string; pid: number }, mode: Mode, rate: number, seconds: number): Promise<RateResult> {
+export async function constantRate(
+  harness: Harness,
+  server: { url: string; pid: number },
+  mode: Mode,
+  rate: number,
+  seconds: number,
+  warmupSeconds = 0,
+): Promise<RateResult> {
   const command = [
     BUN,
     join(import.meta.dir, 'constant-rate.ts'),
@@ -104,6 +111,8 @@ export async function constantRate(harness: Harness, server: { url: string; pid:
     String(rate),
     '--duration',
     String(seconds),
+    '--warmup',
+    String(warmupSeconds),
     '--lanes',
     '8',
     '--net',
