@@ -2,7 +2,8 @@
 import { join } from 'node:path'
 import { constantRate, unexpected, wrk, type Mode, type RateResult, type WrkResult } from './load'
 import type { Options } from './options'
-import type { Harness } from './processes'
+import { writtenBytes, type Harness } from './processes'
+import { sleep } from '../test/support/launch'
 import { attribute, type Attribution } from './stalls'
 
 export interface Row {
@@ -38,15 +39,48 @@ export interface Bench {
 /** Where the run keeps a real plan-search answer: the ladder writes it, its lower rungs and the floors send it. */
 export const searchAnswerFile = (bench: Bench) => join(bench.harness.work, 'search-answer.json')
 
+/** A server writing less than this a second, for `QUIET_FOR_MS`, has caught up (at most `QUIET_MOST_MS`). */
+const QUIET_BYTES_PER_S = 1 << 20
+const QUIET_FOR_MS = 1_000
+const QUIET_MOST_MS = 60_000
+
 /**
- * Starts the row's server, measures it under wrk, stops it; a failure is kept in the row, not thrown.
- * With `atRate`, then the constant-rate part (`atRate`).
+ * Waits until the server has caught up with wrk's saturation, and returns how long that took: its
+ * checkpoint thread may still be copying back hundreds of MiB of WAL (bench/findings.md, 2026-11-27),
+ * and a window started meanwhile measured the disk catching up, not the server at its rate.
+ */
+async function caughtUp(pid: number): Promise<number> {
+  const started = performance.now()
+  let written = writtenBytes(pid)
+  let quietSince = started
+  while (Number.isFinite(written) && performance.now() - started < QUIET_MOST_MS) {
+    await sleep(250)
+    const now = writtenBytes(pid)
+    if (now - written > QUIET_BYTES_PER_S / 4) quietSince = performance.now()
+    written = now
+    if (performance.now() - quietSince >= QUIET_FOR_MS) break
+  }
+  return performance.now() - started
+}
+
+/**
+ * Starts the row's server, measures it, stops it; a failure is kept in the row, not thrown. With
+ * `atRate`, the server traces its stalls (src/stall-trace.ts; on Bun, JavaScriptCore logs its
+ * collections too) and the constant-rate part's are attributed.
  */
 export async function measure(bench: Bench, row: Row, command: string[], env: Record<string, string> = {}, atRate?: AtRate): Promise<Row> {
   const { harness, options, log } = bench
   log(`- ${row.key} ${row.label} (${row.server}): starting`)
-  const server = await started(bench, row, row.key, command, env)
-  if (!server) return row
+  const trace = join(harness.work, `${row.key}.stalls.jsonl`)
+  const traced: Record<string, string> = atRate === undefined ? {} : { SANDBOX_STALL_TRACE: trace, BUN_JSC_logGC: '1' }
+  let server
+  try {
+    server = await harness.startServer({ name: row.key, command, env: { ...env, ...traced } })
+  } catch (error) {
+    row.skipped = `failed: ${String(error).split('\n')[0]}`
+    log(String(error))
+    return row
+  }
   try {
     const load = { connections: options.connections }
     if (options.warmup > 0) await wrk(harness, server.url, row.mode, options.warmup, load)
@@ -57,50 +91,23 @@ export async function measure(bench: Bench, row: Row, command: string[], env: Re
       `  ${result.rps.toFixed(0)} req/s, p50 ${(result.p50_us / 1000).toFixed(2)} ms, p99 ${(result.p99_us / 1000).toFixed(2)} ms, ` +
         `2xx ${result.n2xx}, 429 ${result.n429}, unexpected ${unexpected(row.mode, result)}`,
     )
+    if (atRate !== undefined) {
+      const rate = atRate === 'half' ? Math.max(1, Math.floor(result.rps / 2)) : atRate
+      const waited = await caughtUp(server.pid)
+      log(
+        `  constant rate ${rate} req/s for ${options.duration} s, after ${(waited / 1000).toFixed(1)} s catching up with wrk and ${options.warmup} s at that rate`,
+      )
+      row.half = await constantRate(harness, server, row.mode, rate, options.duration, options.warmup)
+      log(
+        `  p50 ${row.half.p50_ms} ms, p99 ${row.half.p99_ms} ms, max ${row.half.max_ms} ms, achieved ${row.half.achieved_rate} req/s, non-2xx ${row.half.non2xx}, ` +
+          `server CPU ${Math.round(row.half.server_cpu * 100)}% (${row.half.server_cpu_us_per_request} µs / request)`,
+      )
+    }
     row.peakRssMb = server.peakRssMb()
   } finally {
     await server.stop()
   }
-  if (atRate !== undefined) await measureAtRate(bench, row, command, env, atRate === 'half' ? Math.max(1, Math.floor(row.result!.rps / 2)) : atRate)
-  return row
-}
-
-/**
- * The constant-rate part: the server started again on the same database, sent the rate for the
- * warm-up unmeasured, then measured, tracing its stalls (src/stall-trace.ts; on Bun, JavaScriptCore
- * logs its collections too), which are then attributed. A fresh process, so that the window shows the
- * server's steady state at that rate, not the disk still catching up with wrk's saturation (the WAL
- * wrk left, copied back and restarted during the window: bench/findings.md).
- */
-async function measureAtRate(bench: Bench, row: Row, command: string[], env: Record<string, string>, rate: number): Promise<void> {
-  const { harness, options, log } = bench
-  const name = `${row.key}-rate`
-  const trace = join(harness.work, `${name}.stalls.jsonl`)
-  const traced = { SANDBOX_DB_PATH: join(harness.work, `${row.key}.db`), ...env, SANDBOX_STALL_TRACE: trace, BUN_JSC_logGC: '1' }
-  const server = await started(bench, row, name, command, traced)
-  if (!server) return
-  try {
-    log(`  constant rate ${rate} req/s for ${options.duration} s after ${options.warmup} s at that rate`)
-    row.half = await constantRate(harness, server, row.mode, rate, options.duration, options.warmup)
-    log(
-      `  p50 ${row.half.p50_ms} ms, p99 ${row.half.p99_ms} ms, max ${row.half.max_ms} ms, achieved ${row.half.achieved_rate} req/s, non-2xx ${row.half.non2xx}, ` +
-        `server CPU ${Math.round(row.half.server_cpu * 100)}% (${row.half.server_cpu_us_per_request} µs / request)`,
-    )
-    row.peakRssMb = Math.max(row.peakRssMb ?? 0, server.peakRssMb())
-  } finally {
-    await server.stop()
-  }
   // Once stopped: the server writes what is left of its trace on the way out.
-  row.stalls = attribute(trace, server.logFile, row.half.window, row.half.slow)
-}
-
-/** The row's server started as `name`, or undefined with the failure kept in the row. */
-async function started(bench: Bench, row: Row, name: string, command: string[], env: Record<string, string>) {
-  try {
-    return await bench.harness.startServer({ name, command, env })
-  } catch (error) {
-    row.skipped = `failed: ${String(error).split('\n')[0]}`
-    bench.log(String(error))
-    return undefined
-  }
+  if (row.half) row.stalls = attribute(trace, server.logFile, row.half.window, row.half.slow)
+  return row
 }

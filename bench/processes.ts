@@ -166,6 +166,10 @@ export const cpuSeconds = (pid: number): number =>
     return (Number(fields[11]) + Number(fields[12])) / 100
   }, NaN)
 
+/** Bytes a process has written so far, counted as its threads dirty them (/proc/<pid>/io, `write_bytes`). */
+export const writtenBytes = (pid: number): number =>
+  fromProc(() => Number(/\nwrite_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? NaN), NaN)
+
 export const socketCount = (pid: number): number =>
   fromProc(() => readdirSync(`/proc/${pid}/fd`).filter((fd) => fromProc(() => readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:'), false)).length, NaN)
 

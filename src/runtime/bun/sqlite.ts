@@ -3,8 +3,8 @@
  * With `checkpointerUrl` (the worker's module, named by the entry so that the compiled binary finds
  * it among its entry points), WAL checkpoints (page copies and their fsync) run in a worker thread: on
  * disk they made most of the request latency tail (bench/run.ts: plan search p99 at half rate
- * 15.9 ms → 6.0 ms). The worker also starts the WAL anew past 512 MiB (checkpointer.ts); SQLite's
- * own checkpoint stays on, at 1 GiB of WAL, in case the worker stops.
+ * 15.9 ms → 6.0 ms). The worker also starts the WAL anew past 64 MB (checkpointer.ts); SQLite's own
+ * checkpoint stays on, at 128 MB of WAL, in case the worker stops.
  */
 import { Database } from 'bun:sqlite'
 import type { Report, WalReport } from './checkpointer'
@@ -38,7 +38,7 @@ const SETTLED_PAGES = 1_000
 const MOST_WAIT_MS = 2_000
 
 function startCheckpointer(db: Database, path: string, url: string, restartPages?: number): WorkerCheckpointer {
-  db.exec('PRAGMA wal_autocheckpoint = 262144')
+  db.exec('PRAGMA wal_autocheckpoint = 32000')
   // The worker holds the write lock while it restarts the WAL: the request thread does not wait for
   // it inside SQLite, which would stop every request; a transaction waits for it between turns
   // (storage/sqlite/driver.ts).
