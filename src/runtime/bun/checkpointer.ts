@@ -7,6 +7,7 @@
  * stopped before the final checkpoint at shutdown (two checkpointers cannot run at once).
  */
 import { Database } from 'bun:sqlite'
+import { closeSync, fsyncSync, openSync } from 'node:fs'
 import { setPriority } from 'node:os'
 
 /** `mark`: a number the main thread sends; every later report echoes the last one received before its checkpoint began. */
@@ -49,6 +50,8 @@ const RESTART_PAGES = 16_000
 const RESTART_WAIT_MS = 1_000
 
 let db: Database | null = null
+/** The database file, flushed after each pass (`flushFile`). */
+let file: number | null = null
 let timer: ReturnType<typeof setInterval> | undefined
 let mark = 0
 /** The WAL's size when it was last restarted: until a write starts it anew, it needs no other restart. */
@@ -61,11 +64,21 @@ let restartedAt = -1
 const checkpoint = (mode: 'PASSIVE' | 'RESTART') =>
   db!.query<{ busy: number; log: number; checkpointed: number }, []>(`PRAGMA wal_checkpoint(${mode})`).all()[0]
 
+/**
+ * Flushes the pages a pass copied into the database file. SQLite flushes the file only when a
+ * checkpoint copies the whole WAL, which under steady writes is the restart alone: that flush, made
+ * holding the write lock, then had every page copied since the last restart to write (bench/findings.md).
+ */
+function flushFile(): void {
+  if (file !== null) fsyncSync(file)
+}
+
 /** One pass; past the mark, the frames written meanwhile copied holding the write lock, so that the WAL starts anew. */
 function pass(restartPages: number): WalReport | null {
   const markBefore = mark
   const started = performance.now()
   let row = checkpoint('PASSIVE')
+  if (row && row.checkpointed > 0) flushFile()
   let restart: WalReport['restart']
   // Writes that never pause always leave a frame or two after a pass, and SQLite starts the WAL anew
   // only once all are copied: those written during this pass are copied holding the write lock
@@ -98,6 +111,7 @@ self.onmessage = ({ data }) => {
       }
     }
     db = new Database(data.start.path)
+    file = openSync(data.start.path, 'r')
     db.exec(`PRAGMA busy_timeout = ${RESTART_WAIT_MS}`)
     timer = setInterval(() => {
       try {
@@ -112,5 +126,7 @@ self.onmessage = ({ data }) => {
   clearInterval(timer)
   db?.close()
   db = null
+  if (file !== null) closeSync(file)
+  file = null
   self.postMessage('stopped')
 }
