@@ -73,7 +73,7 @@ function flushFile(): void {
   if (file !== null) fsyncSync(file)
 }
 
-/** One pass; past the mark, the frames written meanwhile copied holding the write lock, so that the WAL starts anew. */
+/** One pass; past the mark, a second one, then the frames written meanwhile copied holding the write lock, so that the WAL starts anew. */
 function pass(restartPages: number): WalReport | null {
   const markBefore = mark
   const started = performance.now()
@@ -81,9 +81,12 @@ function pass(restartPages: number): WalReport | null {
   if (row && row.checkpointed > 0) flushFile()
   let restart: WalReport['restart']
   // Writes that never pause always leave a frame or two after a pass, and SQLite starts the WAL anew
-  // only once all are copied: those written during this pass are copied holding the write lock
-  // (RESTART), for which the request thread waits without blocking.
+  // only once all are copied: the rest is copied holding the write lock (RESTART), for which the
+  // request thread waits without blocking. A second pass first copies and flushes, outside the lock,
+  // what was written during the first (tens of milliseconds of writes), so that the restart holds the
+  // lock only for what was written during the second (bench/findings.md).
   if (row && row.log >= restartPages && row.log !== restartedAt) {
+    if (checkpoint('PASSIVE')?.checkpointed) flushFile()
     const restarted = performance.now()
     row = checkpoint('RESTART') ?? row
     const done = row.busy === 0
