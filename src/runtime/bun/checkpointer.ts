@@ -49,6 +49,10 @@ const RESTART_PAGES = 16_000
  */
 const RESTART_WAIT_MS = 1_000
 
+/** Passes made before a restart at most, beyond the first; and a pass short enough to restart after. */
+const MORE_PASSES = 3
+const SHORT_PASS_MS = 10
+
 let db: Database | null = null
 /** The database file, flushed after each pass (`flushFile`). */
 let file: number | null = null
@@ -73,7 +77,7 @@ function flushFile(): void {
   if (file !== null) fsyncSync(file)
 }
 
-/** One pass; past the mark, a second one, then the frames written meanwhile copied holding the write lock, so that the WAL starts anew. */
+/** One pass; past the mark, more until one is short, then the frames written meanwhile copied holding the write lock, so that the WAL starts anew. */
 function pass(restartPages: number): WalReport | null {
   const markBefore = mark
   const started = performance.now()
@@ -82,11 +86,15 @@ function pass(restartPages: number): WalReport | null {
   let restart: WalReport['restart']
   // Writes that never pause always leave a frame or two after a pass, and SQLite starts the WAL anew
   // only once all are copied: the rest is copied holding the write lock (RESTART), for which the
-  // request thread waits without blocking. A second pass first copies and flushes, outside the lock,
-  // what was written during the first (tens of milliseconds of writes), so that the restart holds the
-  // lock only for what was written during the second (bench/findings.md).
+  // request thread waits without blocking. More passes first copy and flush, outside the lock, what
+  // was written during the one before, until one is short, so that the restart holds the lock only
+  // for what was written during that short one (bench/findings.md).
   if (row && row.log >= restartPages && row.log !== restartedAt) {
-    if (checkpoint('PASSIVE')?.checkpointed) flushFile()
+    for (let more = 0; more < MORE_PASSES; more++) {
+      const begun = performance.now()
+      if (checkpoint('PASSIVE')?.checkpointed) flushFile()
+      if (performance.now() - begun < SHORT_PASS_MS) break
+    }
     const restarted = performance.now()
     row = checkpoint('RESTART') ?? row
     const done = row.busy === 0
