@@ -104,7 +104,7 @@ test.describe('the session clock', () => {
     expect(endedEvent.created_at).toBe(`${addDays(past.trip.end_date, 1)}T00:00:00.000Z`) // when cover ended, on the session's clock
     expect(endedEvent.data.coverage).toBe('ended')
 
-    // Pushed: each once, signed, with the same bodies the list shows; in any order, since two
+    // Pushed: each once, signed, the same events (type and policy) the list shows; in any order, since two
     // deliveries to an endpoint may be out at once (docs/api.md).
     await expect.poll(() => cover(hooks.events()).length, { timeout: 20_000 }).toBe(3)
     expect(cover(hooks.events()).sort()).toEqual(cover(listed).sort())
