@@ -4,8 +4,11 @@
  * 2 ms or more, and its housekeeping timed as spans) and, on Bun, `BUN_JSC_logGC=1` (JavaScriptCore
  * prints each collection and its pause to stderr, without a time: it is placed at the access-log line
  * printed after it). The client lists every request of 5 ms or more (bench/constant-rate.ts).
- * Each stall is put down to what overlapped it most: a span of the server's own work, a collection,
- * or, when nothing timed overlapped it, the requests themselves (their handling, queued).
+ * Each stall is put down first by where the loop's thread was during it (Linux: the trace says how
+ * long it ran and waited for the core): waiting for the core, while other threads or processes had
+ * it, is a cause of its own; otherwise the stall goes to what overlapped it most, a span of the
+ * server's own work or a collection, or, when nothing timed overlapped it, to the requests themselves
+ * (their handling, queued) where the thread ran, or to the kernel where it was off the core.
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { STALL_SPANS } from '../src/stall-trace'
@@ -16,10 +19,13 @@ export interface Interval {
   ms: number
 }
 
+/** A stall, with the ms its thread ran and waited for the core over it where the trace says (Linux). */
+type Stall = Interval & { ran?: number; waited?: number }
+
 export interface Attribution {
   /** The client's clock window (ms since the epoch). */
   window: [number, number]
-  stalls: (Interval & { cause: string })[]
+  stalls: (Stall & { cause: string })[]
   spans: Interval[]
   /** Per cause: spans (or collections) in the window, their total and longest, and the stalls of ≥ 5 ms and slow requests put down to it. */
   sources: Map<string, { count: number; totalMs: number; longestMs: number; stalls: number; slow: number }>
@@ -28,6 +34,10 @@ export interface Attribution {
 
 /** What nothing timed overlapped: the requests' own handling, one after another. */
 export const UNTIMED = 'requests (nothing timed overlapped)'
+/** Most of the stall, the loop's thread was ready to run and another thread or process had the core. */
+export const CORE_TAKEN = 'waiting for the core (other threads or processes ran)'
+/** Most of the stall, the loop's thread was off the core, blocked in the kernel, and nothing timed overlapped. */
+export const BLOCKED = 'blocked in the kernel (nothing timed overlapped)'
 /** Work on a thread of its own (on the server's core: it overlaps, it does not block the loop). */
 const BESIDE = new Set<string>([STALL_SPANS.checkpoint, STALL_SPANS.restart, STALL_SPANS.restartGivenUp])
 /** A wait of one request that leaves the loop free: a cause for the requests that waited, not for a stall. */
@@ -37,14 +47,14 @@ const STALL_COUNTED_MS = 5
 const overlap = (a: { at: number; ms: number }, b: { at: number; ms: number }) => Math.max(0, Math.min(a.at + a.ms, b.at + b.ms) - Math.max(a.at, b.at))
 
 /** The trace file's stalls and spans. */
-function readTrace(file: string): { stalls: Interval[]; spans: Interval[] } {
-  const stalls: Interval[] = []
+function readTrace(file: string): { stalls: Stall[]; spans: Interval[] } {
+  const stalls: Stall[] = []
   const spans: Interval[] = []
   if (!existsSync(file)) return { stalls, spans }
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (!line) continue
-    const entry = JSON.parse(line) as { stall?: number; span?: string; at: number; ms?: number }
-    if (entry.stall !== undefined) stalls.push({ name: 'stall', at: entry.at, ms: entry.stall })
+    const entry = JSON.parse(line) as { stall?: number; span?: string; at: number; ms?: number; ran?: number; waited?: number }
+    if (entry.stall !== undefined) stalls.push({ name: 'stall', at: entry.at, ms: entry.stall, ran: entry.ran, waited: entry.waited })
     else spans.push({ name: entry.span!, at: entry.at, ms: entry.ms! })
   }
   return { stalls, spans }
@@ -95,15 +105,24 @@ export function attribute(traceFile: string, logFile: string, window: [number, n
     entry.totalMs += span.ms
     entry.longestMs = Math.max(entry.longestMs, span.ms)
   }
-  const causeOf = (stall: Interval): string => {
-    let best: { name: string; overlap: number } = { name: UNTIMED, overlap: 0 }
+  /** The span beside the loop (or, `beside` false, on it) that overlapped the stall most, if any did. */
+  const mostOverlapping = (stall: Interval, beside: boolean): string | null => {
+    let best: { name: string | null; overlap: number } = { name: null, overlap: 0 }
     for (const span of spans) {
-      if (WAITS.has(span.name) || span.at > stall.at + stall.ms || span.at + span.ms < stall.at) continue
-      // A thread beside the loop is a cause only where nothing on the loop overlapped.
-      const weight = overlap(span, stall) * (BESIDE.has(span.name) ? 0.01 : 1)
-      if (weight > best.overlap) best = { name: span.name, overlap: weight }
+      if (WAITS.has(span.name) || BESIDE.has(span.name) !== beside) continue
+      const shared = overlap(span, stall)
+      if (shared > best.overlap) best = { name: span.name, overlap: shared }
     }
     return best.name
+  }
+  const causeOf = (stall: Stall): string => {
+    const where = whereTheThreadWas(stall)
+    if (where === 'waited') return CORE_TAKEN
+    const onLoop = mostOverlapping(stall, false)
+    if (onLoop) return onLoop
+    // A thread beside the loop is a cause only where the loop's thread did not run its own work.
+    if (where === 'ran') return UNTIMED
+    return mostOverlapping(stall, true) ?? (where === 'blocked' ? BLOCKED : UNTIMED)
   }
   const stalls = trace.stalls.filter(inWindow).map((stall) => ({ ...stall, cause: causeOf(stall) }))
   for (const stall of stalls) if (stall.ms >= STALL_COUNTED_MS) source(stall.cause).stalls++
@@ -121,6 +140,29 @@ export function attribute(traceFile: string, logFile: string, window: [number, n
   return { window, stalls, spans, sources, slowRequests: slow.length }
 }
 
+/**
+ * Where the loop's thread spent most of the stall: running, waiting for the core, or neither (off the
+ * core, blocked); null where the trace does not say. The split covers the stall and the sample's
+ * millisecond before it.
+ */
+function whereTheThreadWas(stall: Stall): 'ran' | 'waited' | 'blocked' | null {
+  if (stall.ran === undefined || stall.waited === undefined) return null
+  const blocked = stall.ms + 1 - stall.ran - stall.waited
+  if (stall.waited >= stall.ran && stall.waited >= blocked) return 'waited'
+  return stall.ran >= blocked ? 'ran' : 'blocked'
+}
+
+/** Where the loop's thread spent the stalls, in all, where the trace says (Linux). */
+function threadSplit(stalls: Stall[]): string {
+  const split = stalls.filter((stall) => stall.ran !== undefined && stall.waited !== undefined)
+  if (split.length === 0) return ''
+  const sum = (part: (stall: Stall) => number) => split.reduce((total, stall) => total + part(stall), 0).toFixed(0)
+  return (
+    ` Over the stalls (each with the millisecond before it), the loop's thread ran ${sum((stall) => stall.ran!)} ms, ` +
+    `waited ${sum((stall) => stall.waited!)} ms for the core, and was off it ${sum((stall) => Math.max(0, stall.ms + 1 - stall.ran! - stall.waited!))} ms.`
+  )
+}
+
 /** The attribution as a Markdown table, busiest cause first. */
 export function attributionTable(title: string, result: Attribution): string {
   const stallMs = result.stalls.reduce((sum, stall) => sum + stall.ms, 0)
@@ -133,7 +175,8 @@ export function attributionTable(title: string, result: Attribution): string {
     )
   return [
     `**${title}**: ${result.stalls.length} stalls of 2 ms or more (${stallMs.toFixed(0)} ms in all, longest ${longest.toFixed(1)} ms), ` +
-      `${result.stalls.filter((stall) => stall.ms >= STALL_COUNTED_MS).length} of 5 ms or more; ${result.slowRequests} requests took 5 ms or more.`,
+      `${result.stalls.filter((stall) => stall.ms >= STALL_COUNTED_MS).length} of 5 ms or more; ${result.slowRequests} requests took 5 ms or more.` +
+      threadSplit(result.stalls),
     '',
     '| source | times | total ms | longest ms | stalls ≥ 5 ms it overlapped most | requests ≥ 5 ms that waited behind it |',
     '|---|---:|---:|---:|---:|---:|',

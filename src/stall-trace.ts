@@ -6,10 +6,13 @@
  * (write-behind rounds, transactions, sweep batches, checkpoints) is timed as spans, as are garbage
  * collections where the runtime reports them (Node, Deno; on Bun, JavaScriptCore's log does:
  * `BUN_JSC_logGC=1`). All are appended to the file as JSON lines, `at` in milliseconds since the
- * epoch, once a second.
+ * epoch, once a second. On Linux each stall also says how long the thread ran during it and how
+ * long it waited for the core (`/proc/thread-self/schedstat`): what is neither, it spent off the
+ * core, blocked in the kernel. Only that tells a loop busy with its own work from one whose core
+ * another thread or process had.
  * Off, `timed` costs one comparison.
  */
-import { appendFileSync } from 'node:fs'
+import { appendFileSync, closeSync, openSync, readSync } from 'node:fs'
 import { PerformanceObserver } from 'node:perf_hooks'
 
 /** A lateness of the loop worth a line: requests waiting this long are what the tail is made of. */
@@ -28,7 +31,8 @@ export const STALL_SPANS = {
   lockWait: 'waiting for the write lock',
 } as const
 
-export type TraceLine = { stall: number; at: number } | { span: string; at: number; ms: number }
+/** `ran`, `waited`: of the stall, the ms the thread ran and waited for the core (Linux only). */
+export type TraceLine = { stall: number; at: number; ran?: number; waited?: number } | { span: string; at: number; ms: number }
 
 let lines: string[] | null = null
 
@@ -60,11 +64,19 @@ export function timed<T>(name: string, work: () => T): T {
 /** Starts tracing into `path` (appended to); the returned function writes what is pending and stops. */
 export function startStallTrace(path: string): () => void {
   lines = []
+  const schedule = threadSchedule()
   let expected = performance.now() + 1
+  let before = schedule?.read()
   const sample = setInterval(() => {
     const now = performance.now()
     const late = now - expected
-    if (late >= STALL_MS) lines?.push(JSON.stringify({ stall: late, at: epochMs(expected) }))
+    const after = schedule?.read()
+    if (late >= STALL_MS) {
+      // Over the stall and the millisecond before it, a sample's interval: close enough to split it.
+      const split = before && after ? { ran: after.ran - before.ran, waited: after.waited - before.waited } : {}
+      lines?.push(JSON.stringify({ stall: late, at: epochMs(expected), ...split }))
+    }
+    before = after
     expected = now + 1
   }, 1)
   const write = () => {
@@ -78,6 +90,7 @@ export function startStallTrace(path: string): () => void {
   const collections = observeCollections()
   return () => {
     collections?.disconnect()
+    schedule?.close()
     clearInterval(sample)
     clearInterval(writer)
     write()
@@ -95,4 +108,31 @@ function observeCollections(): PerformanceObserver | null {
   })
   observer.observe({ entryTypes: ['gc'] })
   return observer
+}
+
+/**
+ * The calling thread's time on the core and waiting for it, in ms since it began (Linux's
+ * `/proc/thread-self/schedstat`: both in ns, then the count of slices); null where there is no such
+ * file. One read is a single `pread` of the file opened once, about 1.5 µs.
+ */
+function threadSchedule(): { read(): { ran: number; waited: number } | undefined; close(): void } | null {
+  let fd: number
+  try {
+    fd = openSync('/proc/thread-self/schedstat', 'r')
+  } catch {
+    return null
+  }
+  const buffer = new Uint8Array(96)
+  const text = new TextDecoder()
+  return {
+    read() {
+      try {
+        const [ran, waited] = text.decode(buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0))).split(' ')
+        return { ran: Number(ran) / 1e6, waited: Number(waited) / 1e6 }
+      } catch {
+        return undefined
+      }
+    },
+    close: () => closeSync(fd),
+  }
 }

@@ -1,6 +1,7 @@
 /**
  * @module The stall trace the benchmark attributes latency with (src/stall-trace.ts): a blocked
  * event loop is written as a stall, and timed work as a span beside it; nothing is written once stopped.
+ * On Linux a stall says whether the loop's thread ran through it or was off the core.
  */
 import { expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync } from 'node:fs'
@@ -9,6 +10,17 @@ import { join } from 'node:path'
 import { startStallTrace, timed, type TraceLine } from '../../src/stall-trace'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+type Stall = { stall: number; at: number; ran?: number; waited?: number }
+
+/** The stalls a trace file holds. */
+function stallsIn(file: string): Stall[] {
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as TraceLine)
+    .filter((line): line is Stall => 'stall' in line)
+}
 
 /** Holds the thread, as a long synchronous write would. */
 function busy(ms: number): void {
@@ -40,3 +52,23 @@ test('a blocked loop is a stall, and the timed work that blocked it a span overl
   await sleep(10)
   expect(readFileSync(file, 'utf8')).not.toContain('after the stop')
 })
+
+test.skipIf(process.platform !== 'linux')(
+  'a stall says how long the thread ran or waited for the core, and so tells a busy loop from a blocked one',
+  async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'stall-trace-')), 'trace.jsonl')
+    const stop = startStallTrace(file)
+    await sleep(20)
+    busy(40)
+    await sleep(20)
+    // Blocked in the kernel (a futex wait), as a thread waiting on the disk or a lock is.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 40)
+    await sleep(20)
+    stop()
+    const [spun, blocked] = stallsIn(file).filter((stall) => stall.stall >= 30)
+    // Spinning, the thread was on the core or, on a loaded machine, waiting for it: never off it.
+    expect(spun!.ran! + spun!.waited!).toBeGreaterThanOrEqual(35)
+    expect(blocked!.ran! + blocked!.waited!).toBeLessThan(20)
+    expect(blocked!.at).toBeGreaterThan(spun!.at)
+  },
+)
