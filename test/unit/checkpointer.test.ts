@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
+import { threadsNamed } from '../../src/runtime/bun/idle-threads'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/sqlite/connection'
 import { sqliteDriver } from '../../src/storage/sqlite/driver'
+import { policyOf } from './support/thread-policy'
 
 /** A file opened with this worker module (named as the Bun entry names it), for `check`. */
 async function withWorker(module: string, check: (db: ReturnType<typeof openEmbedded>, path: string) => Promise<void>, restartPages?: number) {
@@ -48,6 +50,15 @@ test('past the mark, a writer that waits for `settled` writes into a WAL started
     await db.checkpointer!.settled(600_000)
     db.exec("INSERT INTO filler VALUES (x'00')")
     expect(walPages(db)).toBeLessThan(100)
+  })
+})
+
+test.skipIf(process.platform !== 'linux')('the worker runs only while the request thread does not (the idle policy)', async () => {
+  await withWorker('../../src/runtime/bun/checkpointer.ts', async (db) => {
+    fill(db)
+    await reportedPastTheMark(db)
+    expect(threadsNamed('Worker').map(policyOf)).toContain(5)
+    expect(policyOf(process.pid)).toBe(0)
   })
 })
 
