@@ -1,11 +1,12 @@
 /**
- * @module Threads beside the request thread that should run only while it does not: the checkpoint
- * worker and the allocator's scavenger (mimalloc's `mi-scavenger`, which hands freed memory back to
- * the system). On Linux they take the SCHED_IDLE policy (sched(7)): such a thread gets the core only
- * when nothing else wants it, and gives it up the moment the request thread wakes. Nice 19, the
- * most `os.setPriority` offers, was not enough: on the server's one core each thread still finished
- * its slice first, and the request thread waited for the core up to several milliseconds at a time
- * (bench/findings.md, 2026-11-28). Where libc's `sched_setscheduler` cannot be called, nice 19.
+ * @module Threads beside the request thread that should run only while it does not: the allocator's
+ * scavenger (mimalloc's `mi-scavenger`, which hands freed memory back to the system). On Linux it
+ * takes the SCHED_IDLE policy (sched(7)): such a thread gets the core only when nothing else wants
+ * it, and gives it up the moment the request thread wakes. Nice 19, the most `os.setPriority`
+ * offers, was not enough: on the server's one core the scavenger still finished its slice first, and
+ * the request thread waited for the core up to several milliseconds at a time (bench/findings.md,
+ * 2026-11-28). Where libc's `sched_setscheduler` cannot be called, nice 19. The checkpoint worker
+ * keeps nice 19: it must still run under a load that never pauses (checkpointer.ts).
  */
 import { dlopen, FFIType, ptr } from 'bun:ffi'
 import { readdirSync, readFileSync } from 'node:fs'
