@@ -114,7 +114,7 @@ self.onmessage = ({ data }) => {
     const restartPages = data.start.restartPages ?? RESTART_PAGES
     // Linux gives a thread its own nice value: on a busy core, requests go first. Elsewhere the call
     // would lower the whole server's. Not the idle policy the scavenger takes (idle-threads.ts): with
-    // it, under a load that never paused, issue's p99 went from 19 to 167 ms, the thread left no time
+    // it, under a load that never paused, issue's p99 went from 74 to 167 ms, the thread left no time
     // to copy the WAL back, and so (most likely) SQLite's own checkpoint in a commit did (bench/findings.md, 2026-11-28).
     if (process.platform === 'linux') {
       try {
