@@ -1,14 +1,14 @@
 /**
  * @module A Bun worker thread that checkpoints the WAL of the database the server uses, so that
  * copying pages back and the fsync that follows never run inside a request's commit, and starts the
- * WAL anew past `RESTART_PAGES` when writes never pause. It runs at the lowest priority: on a busy
- * core the request thread goes first. After each checkpoint it reports the WAL's size and how much
+ * WAL anew past `RESTART_PAGES` when writes never pause. It runs at nice 19 with short slices: on a
+ * busy core the request thread goes first (idle-threads.ts). After each checkpoint it reports the WAL's size and how much
  * of it is copied back (sqlite.ts paces the sweep by it). Started by `openEmbedded` (sqlite.ts), and
  * stopped before the final checkpoint at shutdown (two checkpointers cannot run at once).
  */
 import { Database } from 'bun:sqlite'
 import { closeSync, fsyncSync, openSync } from 'node:fs'
-import { setPriority } from 'node:os'
+import { yieldQuickly } from './idle-threads'
 
 /** `mark`: a number the main thread sends; every later report echoes the last one received before its checkpoint began. */
 type Message = { start: { path: string; everyMs: number; restartPages?: number } } | { mark: number } | { stop: true }
@@ -112,17 +112,10 @@ self.onmessage = ({ data }) => {
   }
   if ('start' in data) {
     const restartPages = data.start.restartPages ?? RESTART_PAGES
-    // Linux gives a thread its own nice value: on a busy core, requests go first. Elsewhere the call
-    // would lower the whole server's. Not the idle policy the scavenger takes (idle-threads.ts): with
-    // it, under a load that never paused, issue's p99 went from 74 to 167 ms, the thread left no time
-    // to copy the WAL back, and so (most likely) SQLite's own checkpoint in a commit did (bench/findings.md, 2026-11-28).
-    if (process.platform === 'linux') {
-      try {
-        setPriority(19)
-      } catch {
-        // not permitted here: the thread keeps the process's priority
-      }
-    }
+    // On a busy core, requests go first (idle-threads.ts). Not the idle policy the scavenger takes:
+    // with it, under a load that never paused, the thread hardly ran, and issue's p99 under wrk went
+    // from 74 to 167 ms (most likely SQLite's own checkpoint, in a commit, copied the WAL instead).
+    yieldQuickly()
     db = new Database(data.start.path)
     file = openSync(data.start.path, 'r')
     db.exec(`PRAGMA busy_timeout = ${RESTART_WAIT_MS}`)
