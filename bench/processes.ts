@@ -173,5 +173,19 @@ export const writtenBytes = (pid: number): number =>
 export const socketCount = (pid: number): number =>
   fromProc(() => readdirSync(`/proc/${pid}/fd`).filter((fd) => fromProc(() => readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:'), false)).length, NaN)
 
+/**
+ * The machine's CPU time so far, all cores, in ticks (`/proc/stat`): in all, and stolen by the
+ * hypervisor (on a VM, time its neighbours took from ours).
+ */
+export const machineTicks = (): { total: number; stolen: number } =>
+  fromProc(
+    () => {
+      // user nice system idle iowait irq softirq steal (guest time is already in user)
+      const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number)
+      return { total: fields.reduce((sum, ticks) => sum + ticks, 0), stolen: fields[7] ?? Number.NaN }
+    },
+    { total: Number.NaN, stolen: Number.NaN },
+  )
+
 /** The load average, printed with every figure: the machine is shared. */
 export const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')

@@ -12,14 +12,17 @@ const percent = (share: number) => `${(share * 100).toFixed(share < 0.1 ? 1 : 0)
 
 /** Server CPU microseconds per request: what the layers cost, whether or not the server was the bottleneck. */
 
-function header(options: Options, load: { start: string; end: string }): string[] {
+/** `stolen`: the share of the machine's CPU time the hypervisor took during the run (NaN where unknown). */
+function header(options: Options, load: { start: string; end: string; stolen: number }): string[] {
   return [
     `## Benchmark (${new Date().toISOString().slice(0, 16)}Z, ${process.platform}/${process.arch}, ${CORES} cores, bun ${Bun.version})`,
     '',
     `Load: ${options.connections} connections (wrk -t ${options.connections} -c ${options.connections}), ${options.duration} s each after ${options.warmup} s warm-up; ` +
       `${PIN ? 'server pinned to core 1, load generator to core 0 (taskset)' : 'no pinning (taskset missing or 1 core)'}. ` +
       'Each connection is one partner: its own session cookie and X-Forwarded-For network. ' +
-      `Load average at start ${load.start}, at end ${load.end}: figures are NOISY when other work runs on the machine.`,
+      `Load average at start ${load.start}, at end ${load.end}` +
+      (Number.isNaN(load.stolen) ? '' : `; the hypervisor took ${percent(load.stolen)} of the machine's CPU time during the run (steal)`) +
+      ': figures are NOISY when other work runs on the machine.',
   ]
 }
 
@@ -173,7 +176,7 @@ function targetsTable(results: Results): string[] {
   ]
 }
 
-export function report(results: Results, options: Options, load: { start: string; end: string }, elapsedMs: number): string {
+export function report(results: Results, options: Options, load: { start: string; end: string; stolen: number }, elapsedMs: number): string {
   return [
     ...header(options, load),
     ...ladderTable(results.ladder),

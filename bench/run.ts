@@ -30,7 +30,7 @@ import { WRK } from './load'
 import { measure, searchAnswerFile, type AtRate, type Bench, type Row } from './measure'
 import { parseOptions, wanted, type Options } from './options'
 import { runPostgres } from './postgres'
-import { BUN, PIN, ROOT, loadAverage, openHarness } from './processes'
+import { BUN, PIN, ROOT, loadAverage, machineTicks, openHarness } from './processes'
 import { report } from './report'
 import { runScale } from './scale'
 
@@ -119,6 +119,7 @@ async function runPaths(bench: Bench, sandbox: string[], label: string): Promise
 async function main(options: Options): Promise<void> {
   const begun = performance.now()
   const start = loadAverage()
+  const ticks = machineTicks()
   const harness = openHarness()
   const bench: Bench = { harness, options, log: (line) => console.error(line) }
   const sandbox = sandboxCommand(options)
@@ -144,7 +145,9 @@ async function main(options: Options): Promise<void> {
           })
         : null,
     }
-    const markdown = report(results, options, { start, end: loadAverage() }, performance.now() - begun)
+    const ended = machineTicks()
+    const stolen = (ended.stolen - ticks.stolen) / (ended.total - ticks.total)
+    const markdown = report(results, options, { start, end: loadAverage(), stolen }, performance.now() - begun)
     console.log(`\n${markdown}`)
     const command = `bun bench/run.ts ${process.argv.slice(2).join(' ')}`.trim()
     const written =
