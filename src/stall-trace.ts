@@ -112,8 +112,9 @@ function observeCollections(): PerformanceObserver | null {
 
 /**
  * The calling thread's time on the core and waiting for it, in ms since it began (Linux's
- * `/proc/thread-self/schedstat`: both in ns, then the count of slices); null where there is no such
- * file. One read is a single `pread` of the file opened once, about 1.5 µs.
+ * `/proc/thread-self/schedstat`: both in ns, then the count of slices); null where it cannot be read
+ * (not Linux; Deno, which opens it only with `--allow-all`). One read is a single `pread` of the file
+ * opened once, about 1.5 µs.
  */
 function threadSchedule(): { read(): { ran: number; waited: number } | undefined; close(): void } | null {
   let fd: number
