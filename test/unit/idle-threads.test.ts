@@ -1,7 +1,7 @@
 /**
- * @module Threads that run only while the request thread does not (src/runtime/bun/idle-threads.ts):
- * on Linux, the SCHED_IDLE policy, which the kernel shows as policy 5 in the thread's stat, or nice 19
- * with short slices.
+ * @module Threads kept from holding the request thread's core (src/runtime/bun/idle-threads.ts): on
+ * Linux, the SCHED_IDLE policy (policy 5 in the thread's stat) for the allocator's scavenger, nice 19
+ * with short slices for a thread that must still run under load.
  */
 import { expect, test } from 'bun:test'
 import { release } from 'node:os'

@@ -2,9 +2,10 @@
  * @module A Bun worker thread that checkpoints the WAL of the database the server uses, so that
  * copying pages back and the fsync that follows never run inside a request's commit, and starts the
  * WAL anew past `RESTART_PAGES` when writes never pause. It runs at nice 19 with short slices: on a
- * busy core the request thread goes first (idle-threads.ts). After each checkpoint it reports the WAL's size and how much
- * of it is copied back (sqlite.ts paces the sweep by it). Started by `openEmbedded` (sqlite.ts), and
- * stopped before the final checkpoint at shutdown (two checkpointers cannot run at once).
+ * busy core the request thread goes first (idle-threads.ts). After each checkpoint it reports the
+ * WAL's size and how much of it is copied back (sqlite.ts paces the sweep by it). Started by
+ * `openEmbedded` (sqlite.ts), and stopped before the final checkpoint at shutdown (two
+ * checkpointers cannot run at once).
  */
 import { Database } from 'bun:sqlite'
 import { closeSync, fsyncSync, openSync } from 'node:fs'
