@@ -8,11 +8,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { threadsNamed } from '../../src/runtime/bun/idle-threads'
 import { openEmbedded } from '../../src/runtime/bun/sqlite'
 import type { SqliteConnection } from '../../src/storage/sqlite/connection'
 import { sqliteDriver } from '../../src/storage/sqlite/driver'
-import { niceOf, policyOf } from './support/thread-policy'
+import { niceOf, policyOf, threadsNamed } from './support/thread-policy'
 
 /** A file opened with this worker module (named as the Bun entry names it), for `check`. */
 async function withWorker(module: string, check: (db: ReturnType<typeof openEmbedded>, path: string) => Promise<void>, restartPages?: number) {

@@ -2,14 +2,14 @@
  * @module A Bun worker thread that checkpoints the WAL of the database the server uses, so that
  * copying pages back and the fsync that follows never run inside a request's commit, and starts the
  * WAL anew past `RESTART_PAGES` when writes never pause. It runs at nice 19 with short slices: on a
- * busy core the request thread goes first (idle-threads.ts). After each checkpoint it reports the
+ * busy core the request thread goes first (thread-priority.ts). After each checkpoint it reports the
  * WAL's size and how much of it is copied back (sqlite.ts paces the sweep by it). Started by
  * `openEmbedded` (sqlite.ts), and stopped before the final checkpoint at shutdown (two
  * checkpointers cannot run at once).
  */
 import { Database } from 'bun:sqlite'
 import { closeSync, fsyncSync, openSync } from 'node:fs'
-import { yieldQuickly } from './idle-threads'
+import { yieldQuickly } from './thread-priority'
 
 /** `mark`: a number the main thread sends; every later report echoes the last one received before its checkpoint began. */
 type Message = { start: { path: string; everyMs: number; restartPages?: number } } | { mark: number } | { stop: true }
@@ -113,8 +113,8 @@ self.onmessage = ({ data }) => {
   }
   if ('start' in data) {
     const restartPages = data.start.restartPages ?? RESTART_PAGES
-    // On a busy core, requests go first (idle-threads.ts). Not the idle policy the scavenger takes:
-    // with it, under a load that never paused, the thread hardly ran, and issue's p99 under wrk went
+    // On a busy core, requests go first (thread-priority.ts). Not the idle policy (SCHED_IDLE): with
+    // it, under a load that never paused, the thread hardly ran, and issue's p99 under wrk went
     // from 74 to 167 ms (most likely SQLite's own checkpoint, in a commit, copied the WAL instead).
     yieldQuickly()
     db = new Database(data.start.path)

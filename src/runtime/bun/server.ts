@@ -2,7 +2,6 @@
  * @module Bun entry: `bun src/runtime/bun/server.ts` (`npm start`), and the compiled binary. One process: an embedded
  * file serves one (sqlite/ownership.ts); several processes or instances share a PostgreSQL database.
  */
-import { runOnlyWhenIdle, threadsNamed } from './idle-threads'
 import { openEmbedded } from './sqlite'
 import { start } from '../start'
 
@@ -18,8 +17,6 @@ start(
     peerAddress: (request, server) => server?.requestIP(request)?.address,
     serve(app, config) {
       app.listen({ port: config.port, hostname: config.host })
-      // The allocator's scavenger, started with the process, returns freed memory between requests.
-      for (const tid of threadsNamed('mi-scavenger')) runOnlyWhenIdle(tid)
       const server = app.server!
       return { url: server.url.toString(), stop: () => server.stop() }
     },

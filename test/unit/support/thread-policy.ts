@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 /** The scheduling policy of a thread of this process (Linux; 5: SCHED_IDLE): field 41 of its stat. */
 export const policyOf = (tid: number) => statField(tid, 41)
@@ -14,3 +14,9 @@ export function sliceOf(tid: number): number | null {
   const line = /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`/proc/self/task/${tid}/sched`, 'utf8'))
   return line ? Number(line[1]) : null
 }
+
+/** This process's threads called `name` (`/proc/self/task/<tid>/comm`). */
+export const threadsNamed = (name: string): number[] =>
+  readdirSync('/proc/self/task')
+    .filter((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === name)
+    .map(Number)

@@ -1,28 +1,15 @@
 /**
- * @module Threads kept from holding the request thread's core (src/runtime/bun/idle-threads.ts): on
- * Linux, the SCHED_IDLE policy (policy 5 in the thread's stat) for the allocator's scavenger, nice 19
- * with short slices for a thread that must still run under load.
+ * @module The checkpoint worker's priority (src/runtime/bun/thread-priority.ts): on Linux, nice 19
+ * with short slices, so that it still runs under load but gives the core back quickly.
  */
 import { expect, test } from 'bun:test'
 import { release } from 'node:os'
-import { runOnlyWhenIdle, threadsNamed, yieldQuickly } from '../../src/runtime/bun/idle-threads'
-import { niceOf, policyOf, sliceOf } from './support/thread-policy'
+import { yieldQuickly } from '../../src/runtime/bun/thread-priority'
+import { niceOf, policyOf, sliceOf, threadsNamed } from './support/thread-policy'
 
 /** Linux 6.12 and later take a thread's own slice (EEVDF's custom slices). */
 const [major, minor] = release().split('.').map(Number)
 const customSlices = major! > 6 || (major === 6 && minor! >= 12)
-
-test.skipIf(process.platform !== 'linux')(
-  "the allocator's scavenger, as the Bun entry finds it, takes the idle policy; the calling thread keeps its own",
-  () => {
-    const scavengers = threadsNamed('mi-scavenger')
-    expect(scavengers).toHaveLength(1)
-    expect(policyOf(scavengers[0]!)).toBe(0)
-    expect(runOnlyWhenIdle(scavengers[0]!)).toBe('idle')
-    expect(policyOf(scavengers[0]!)).toBe(5)
-    expect(policyOf(process.pid)).toBe(0)
-  },
-)
 
 test.skipIf(process.platform !== 'linux')('a thread that must still run under load, as the checkpoint worker, gets nice 19 and short slices', async () => {
   const before = new Set(threadsNamed('Worker'))
