@@ -147,10 +147,13 @@ export function attribute(traceFile: string, logFile: string, window: [number, n
  */
 function whereTheThreadWas(stall: Stall): 'ran' | 'waited' | 'blocked' | null {
   if (stall.ran === undefined || stall.waited === undefined) return null
-  const blocked = stall.ms + 1 - stall.ran - stall.waited
+  const blocked = offCore(stall)
   if (stall.waited >= stall.ran && stall.waited >= blocked) return 'waited'
   return stall.ran >= blocked ? 'ran' : 'blocked'
 }
+
+/** Of a stall with its split, and the sample's millisecond before it: the ms its thread was off the core. */
+const offCore = (stall: Stall) => Math.max(0, stall.ms + 1 - stall.ran! - stall.waited!)
 
 /** Where the loop's thread spent the stalls, in all, where the trace says (Linux). */
 function threadSplit(stalls: Stall[]): string {
@@ -159,7 +162,7 @@ function threadSplit(stalls: Stall[]): string {
   const sum = (part: (stall: Stall) => number) => split.reduce((total, stall) => total + part(stall), 0).toFixed(0)
   return (
     ` Over the stalls (each with the millisecond before it), the loop's thread ran ${sum((stall) => stall.ran!)} ms, ` +
-    `waited ${sum((stall) => stall.waited!)} ms for the core, and was off it ${sum((stall) => Math.max(0, stall.ms + 1 - stall.ran! - stall.waited!))} ms.`
+    `waited ${sum((stall) => stall.waited!)} ms for the core, and was off it ${sum(offCore)} ms.`
   )
 }
 

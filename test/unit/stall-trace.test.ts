@@ -11,7 +11,7 @@ import { startStallTrace, timed, type TraceLine } from '../../src/stall-trace'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-type Stall = { stall: number; at: number; ran?: number; waited?: number }
+type Stall = Extract<TraceLine, { stall: number }>
 
 /** The stalls a trace file holds. */
 function stallsIn(file: string): Stall[] {
