@@ -144,7 +144,7 @@ describe('src/ imports', () => {
   test('reads the graph (a check of nothing would pass)', () => {
     expect(graph.get('app.ts')).toContain('http/steps/admission.ts')
     expect(graph.get('http/steps/admission.ts')).toContain('storage/storage.ts')
-    expect(graph.get('runtime/bun/server.ts')).toEqual(expect.arrayContaining(['runtime/bun/sqlite.ts', 'runtime/start.ts']))
+    expect(graph.get('runtime/bun/start-sandbox.ts')).toEqual(expect.arrayContaining(['runtime/bun/sqlite.ts', 'runtime/start.ts']))
   })
 
   test('no file imports a file of a higher layer', () => {

@@ -1,26 +1,13 @@
 /**
- * @module Bun entry: `bun src/runtime/bun/server.ts` (`npm start`), and the compiled binary. One process: an embedded
- * file serves one (sqlite/ownership.ts); several processes or instances share a PostgreSQL database.
+ * @module Bun entry: `bun src/runtime/bun/server.ts` (`npm start`), and the compiled binary. On Linux it
+ * first makes sure a hosted server runs with the allocator's options (allocator-options.ts), which may
+ * execute the process again; only then does it load the sandbox (start-sandbox.ts), so that a start
+ * done twice loads the sandbox once.
  */
-import { openEmbedded } from './sqlite'
-import { start } from '../start'
+import { withFlags } from '../../config'
+import { startWithAllocatorOptions } from './allocator-options'
 
-/**
- * WAL checkpoints run in a worker thread (sqlite.ts), for the data file only. The compiled binary
- * holds the worker as its second entry point (`npm run build:binary`), beside this one.
- */
-const checkpointerUrl = new URL('./checkpointer.ts', import.meta.url).href
-
-start(
-  {
-    openEmbedded: (path, role) => openEmbedded(path, role === 'data' ? { checkpointerUrl } : {}),
-    peerAddress: (request, server) => server?.requestIP(request)?.address,
-    serve(app, config) {
-      app.listen({ port: config.port, hostname: config.host })
-      const server = app.server!
-      return { url: server.url.toString(), stop: () => server.stop() }
-    },
-  },
-  process.env,
-  process.argv.slice(2),
-)
+// On a partner's own machine or CI (`--local`), start-up time and memory matter more than the tail
+// under load: the second start costs the binary about 17 ms, and the options up to 45 MB.
+if (withFlags(process.env, process.argv.slice(2)).SANDBOX_PROFILE !== 'local') startWithAllocatorOptions()
+void import('./start-sandbox')
