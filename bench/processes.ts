@@ -7,12 +7,20 @@ import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Subprocess } from 'bun'
+import { ALLOCATOR_OPTIONS } from '../src/runtime/bun/allocator-options'
 import { freePort, launch, sleep } from '../test/support/launch'
 
 export { ROOT } from '../test/support/launch'
 export const BUN = process.execPath
 export const CORES = navigator.hardwareConcurrency
 const TASKSET = Bun.which('taskset')
+/**
+ * The allocator's options the hosted sandbox gives itself, for every server: the ladder's rungs, the
+ * floors and a checkout compared with --src too, so that rows differ by their code alone. A value in
+ * the benchmark's own environment wins (`MIMALLOC_PURGE_HOLES=1` measures without).
+ */
+const allocatorOptions = () => Object.fromEntries(Object.entries(ALLOCATOR_OPTIONS).map(([name, value]) => [name, process.env[name] ?? value]))
+
 /** Server on core 1, load generator on core 0, where taskset and two cores exist. */
 export const PIN = TASKSET !== null && CORES >= 2
 
@@ -96,6 +104,7 @@ export function openHarness() {
         // The production window (10 minutes) with a limit no run reaches: every request is still checked
         // and counted, and each counter holds every hit of the run.
         SANDBOX_RATE_LIMIT: '1000000000',
+        ...allocatorOptions(),
         ...options.env,
       },
       listening: options.expectListening,

@@ -1,63 +1,53 @@
 /**
- * @module The options of Bun's allocator (mimalloc) the server runs with. On Linux, a server started
- * without them executes itself again, in place (the same process id, arguments and environment, plus
- * these), before the entry (server.ts) loads the sandbox.
+ * @module The options of Bun's allocator (mimalloc) a hosted server runs with. On Linux, a server
+ * started without them executes itself again, in place (the same process id and arguments, the same
+ * environment plus these), before the entry (server.ts) loads the sandbox.
  *
  * Why: Bun's allocator hands the free blocks inside pages still in use back to the kernel from its
- * own thread (`mi-scavenger`), in bursts of 2–5 ms spent in the kernel, which keeps the core however
- * the thread's priority or slice is set. With the server on one core, the request thread waited for
- * the core through them: 230–300 ms in each 10-second row at half the server's rate, against 23–164
- * ms with them off (bench/findings.md, 2026-11-28). Each process pays for it in memory: 15–45 MB more
- * at its peak under wrk. mimalloc reads its options only from the environment, when the process
- * starts, so the server cannot set them for itself. An option the operator set is left as it is.
+ * own thread (`mi-scavenger`), in bursts of a few milliseconds spent in system calls. With the server
+ * on one core, the request thread waited for the core through them; a lower nice value or shorter
+ * slices for that thread did not help, and the idle policy slowed the expiry sweep. With the option
+ * off, the waits fell two- to sixfold, for some more memory (bench/findings.md, 2026-11-28, morning).
+ * mimalloc reads its options only from the environment the process started with, so the running
+ * process cannot set them for itself.
  */
-import { dlopen, FFIType, ptr } from 'bun:ffi'
 import { readFileSync } from 'node:fs'
 
 /** Free blocks inside pages still in use stay with the process; empty pages still go back. */
 export const ALLOCATOR_OPTIONS: Readonly<Record<string, string>> = { MIMALLOC_PURGE_HOLES: '0' }
 
-/** NUL-separated strings as a C array of pointers into `bytes`, with its closing NULL. */
-function pointers(bytes: Buffer): BigUint64Array {
-  const starts = [0]
-  for (let at = bytes.indexOf(0); at !== -1 && at + 1 < bytes.length; at = bytes.indexOf(0, at + 1)) starts.push(at + 1)
-  const array = new BigUint64Array(starts.length + 1)
-  starts.forEach((start, i) => (array[i] = BigInt(ptr(bytes, start))))
-  return array
+/**
+ * Whether this start should have them: on Linux (where /proc gives the process's own arguments),
+ * and not in the local profile (`--local` or `SANDBOX_PROFILE=local`, `env` as the command line
+ * amends it): on a partner's own machine or CI, start-up time and memory matter more than the tail
+ * under load.
+ */
+export function wantsAllocatorOptions(env: Record<string, string | undefined>, platform: string = process.platform): boolean {
+  return platform === 'linux' && env.SANDBOX_PROFILE !== 'local'
 }
 
-/** execve(2) through libc; returns only where it failed (libc not found, execution refused). */
-function executeAgain(argv: Buffer, environ: Buffer): void {
-  try {
-    const libc = dlopen('libc.so.6', { execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } })
-    const exe = Buffer.from('/proc/self/exe\0')
-    const [args, env] = [pointers(argv), pointers(environ)]
-    libc.symbols.execve(ptr(exe), ptr(args), ptr(env))
-    libc.close()
-  } catch {
-    // The server runs with the allocator as Bun starts it.
-  }
+/** The options missing from `started`, the names of the environment the process started with. */
+export function missingOptions(started: readonly string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(ALLOCATOR_OPTIONS).filter(([name]) => !started.includes(name)))
 }
 
-/** The options missing from `env`, as `NAME=value` strings. */
-export function missingOptions(env: Record<string, string | undefined>): string[] {
-  return Object.entries(ALLOCATOR_OPTIONS)
-    .filter(([name]) => env[name] === undefined)
-    .map(([name, value]) => `${name}=${value}`)
-}
+/** NUL-separated strings (a /proc file), the empty string after the last NUL left out. */
+const nulSeparated = (path: string) => readFileSync(path, 'utf8').split('\0').slice(0, -1)
 
 /**
- * On Linux, where the options are missing, executes the process again with them: the arguments and
- * environment exactly as the kernel started it with (`/proc/self/cmdline`, `/proc/self/environ`).
+ * Executes the process again where an option is missing from the environment it started with, which
+ * is what mimalloc read (a `.env` file Bun loaded later is not). What the process's environment holds,
+ * that file's values included, wins over the options. Where that fails, a warning, and the server
+ * runs with the allocator as Bun starts it.
  */
-export function startWithAllocatorOptions(env: Record<string, string | undefined> = process.env): void {
-  const missing = missingOptions(env)
-  if (process.platform !== 'linux' || missing.length === 0) return
+export function startWithAllocatorOptions(): void {
   try {
-    const argv = readFileSync('/proc/self/cmdline')
-    const environ = Buffer.concat([readFileSync('/proc/self/environ'), Buffer.from(`${missing.join('\0')}\0`)])
-    executeAgain(argv, environ)
-  } catch {
-    // /proc unreadable: the server runs with the allocator as Bun starts it.
+    const started = nulSeparated('/proc/self/environ').map((entry) => entry.slice(0, entry.indexOf('=')))
+    const missing = missingOptions(started)
+    if (Object.keys(missing).length === 0) return
+    process.execve!(process.execPath, nulSeparated('/proc/self/cmdline'), { ...missing, ...process.env })
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'started without the allocator options', reason }))
   }
 }

@@ -2,4 +2,5 @@
 import { startWithAllocatorOptions } from '../../../src/runtime/bun/allocator-options'
 
 startWithAllocatorOptions()
-console.log(JSON.stringify({ pid: process.pid, purgeHoles: process.env.MIMALLOC_PURGE_HOLES ?? null, args: process.argv.slice(2), marker: process.env.MARKER }))
+const { MIMALLOC_PURGE_HOLES, MARKER, EMPTY } = process.env
+console.log(JSON.stringify({ pid: process.pid, purgeHoles: MIMALLOC_PURGE_HOLES ?? null, args: process.argv.slice(2), marker: MARKER, empty: EMPTY }))
