@@ -5,9 +5,9 @@
  *
  * Why: Bun's allocator hands the free blocks inside pages still in use back to the kernel from its
  * own thread (`mi-scavenger`), in bursts of a few milliseconds spent in system calls. With the server
- * on one core, the request thread waited for the core through them; a lower nice value or shorter
- * slices for that thread did not help, and the idle policy slowed the expiry sweep. With the option
- * off, the waits fell two- to sixfold, for some more memory (bench/findings.md, 2026-11-28, morning).
+ * on one core, the request thread waited for the core through them; nice 19 or shorter slices for
+ * that thread did not help, and the idle policy slowed the expiry sweep. With hole purging off, the
+ * waits fell two- to sixfold, for some more memory (bench/findings.md, 2026-11-28, morning).
  * mimalloc reads its options only from the environment the process started with, so the running
  * process cannot set them for itself.
  */
