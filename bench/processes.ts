@@ -14,15 +14,15 @@ export { ROOT } from '../test/support/launch'
 export const BUN = process.execPath
 export const CORES = navigator.hardwareConcurrency
 const TASKSET = Bun.which('taskset')
+/** Server on core 1, load generator on core 0, where taskset and two cores exist. */
+export const PIN = TASKSET !== null && CORES >= 2
+
 /**
  * The allocator's options the hosted sandbox gives itself, for every server: the ladder's rungs, the
  * floors and a checkout compared with --src too, so that rows differ by their code alone. A value in
  * the benchmark's own environment wins (`MIMALLOC_PURGE_HOLES=1` measures without).
  */
 const allocatorOptions = () => Object.fromEntries(Object.entries(ALLOCATOR_OPTIONS).map(([name, value]) => [name, process.env[name] ?? value]))
-
-/** Server on core 1, load generator on core 0, where taskset and two cores exist. */
-export const PIN = TASKSET !== null && CORES >= 2
 
 /** `command` run on one core, when pinning is possible and wanted. */
 export const pinned = (core: number, command: string[], pin = true) => (PIN && pin ? [TASKSET!, '-c', String(core), ...command] : command)

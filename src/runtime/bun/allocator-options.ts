@@ -12,6 +12,7 @@
  * process cannot set them for itself.
  */
 import { readFileSync } from 'node:fs'
+import { logLine } from '../../log'
 
 /** Free blocks inside pages still in use stay with the process; empty pages still go back. */
 export const ALLOCATOR_OPTIONS: Readonly<Record<string, string>> = { MIMALLOC_PURGE_HOLES: '0' }
@@ -48,6 +49,6 @@ export function startWithAllocatorOptions(): void {
     process.execve!(process.execPath, nulSeparated('/proc/self/cmdline'), { ...missing, ...process.env })
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
-    console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: 'started without the allocator options', reason }))
+    console.error(logLine({ level: 'warn', msg: 'started without the allocator options', reason }))
   }
 }
