@@ -12,12 +12,18 @@ const CHILD = join(import.meta.dir, 'support/allocator-options-child.ts')
 
 /** Runs `startWithAllocatorOptions` in a new Bun process, which then prints what it ran with. */
 async function startedWith(env: Record<string, string>, args: string[]) {
+  const { spawned, output, errors } = await runChild(env, args)
+  expect(errors).toBe('')
+  return { spawned, ...output }
+}
+
+async function runChild(env: Record<string, string>, args: string[]) {
   const { MIMALLOC_PURGE_HOLES: _, ...inherited } = process.env
   const child = Bun.spawn([process.execPath, CHILD, ...args], { env: { ...inherited, ...env }, stdout: 'pipe', stderr: 'pipe' })
   const [output, errors] = [await new Response(child.stdout).text(), await new Response(child.stderr).text()]
   expect(await child.exited).toBe(0)
-  expect(errors).toBe('')
-  return { spawned: child.pid, ...(JSON.parse(output) as { pid: number; purgeHoles: string | null; args: string[]; marker: string; empty: string }) }
+  const said = JSON.parse(output) as { pid: number; purgeHoles: string | null; args: string[]; marker: string; empty: string }
+  return { spawned: child.pid, output: said, errors }
 }
 
 describe('allocator options', () => {
@@ -47,5 +53,16 @@ describe('allocator options', () => {
   test.skipIf(process.platform !== 'linux')("the operator's own value is left as it is", async () => {
     const started = await startedWith({ MIMALLOC_PURGE_HOLES: '1' }, [])
     expect(started.purgeHoles).toBe('1')
+  })
+
+  test.skipIf(process.platform !== 'linux')('where the second start fails, one warning line, and the server goes on without them', async () => {
+    const { spawned, output, errors } = await runChild({ OVERSIZE: '1', MARKER: 'kept' }, ['arg'])
+    expect(output.pid).toBe(spawned)
+    expect(output.purgeHoles).toBeNull()
+    expect(output.args).toEqual(['arg'])
+    // Bun adds its own ExperimentalWarning for process.execve when the call returns.
+    const warnings = errors.split('\n').filter((line) => line.startsWith('{'))
+    expect(warnings).toHaveLength(1)
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 'warn', msg: 'started without the allocator options', reason: expect.stringContaining('E2BIG') })
   })
 })
