@@ -30,6 +30,15 @@ export interface Attribution {
   /** Per cause: spans (or collections) in the window, their total and longest, and the stalls of ≥ 5 ms and slow requests put down to it. */
   sources: Map<string, { count: number; totalMs: number; longestMs: number; stalls: number; slow: number }>
   slowRequests: number
+  /** The server's collections in the window and what it allocated between them (Bun only). */
+  allocation: Allocation | null
+}
+
+export interface Allocation {
+  collections: number
+  allocatedKb: number
+  /** The requests the client completed in the window. */
+  requests: number
 }
 
 /** What nothing timed overlapped: the requests' own handling, one after another. */
@@ -88,8 +97,42 @@ export function readCollections(logFile: string): Interval[] {
   return collections
 }
 
+/**
+ * What the server's JavaScript heap allocated in the window, from the same log: a collection starts
+ * at the heap's size (`START M 53199kb`) and ends at what it kept (`=> 34555kb, p=… END]`), so each
+ * start less the end before it is what was allocated meanwhile. Only the heap that collected most
+ * (the checkpoint worker has its own); placed, as pauses are, at the next timed line.
+ */
+export function readAllocation(logFile: string, window: [number, number], requests: number): Allocation | null {
+  if (!existsSync(logFile)) return null
+  const grown: { heap: string; at: number; kb: number }[] = []
+  const keptKb = new Map<string, number>()
+  let waiting: { heap: string; kb: number }[] = []
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    const gc = /^\[GC<([^>]*)>: (.*)/.exec(line)
+    if (gc) {
+      const [, heap, text] = gc as unknown as [string, string, string]
+      const start = /^START M (\d+)kb/.exec(text)
+      if (start && keptKb.has(heap)) waiting.push({ heap, kb: Number(start[1]) - keptKb.get(heap)! })
+      const end = /=> (\d+)kb, p=.*END\]/.exec(text)
+      if (end) keptKb.set(heap, Number(end[1]))
+      continue
+    }
+    const time = /^\{"time":"([^"]+)"/.exec(line)
+    if (!time || waiting.length === 0) continue
+    for (const entry of waiting) grown.push({ ...entry, at: Date.parse(time[1]!) })
+    waiting = []
+  }
+  const counts = new Map<string, number>()
+  for (const { heap } of grown) counts.set(heap, (counts.get(heap) ?? 0) + 1)
+  const server = [...counts.entries()].sort(([, a], [, b]) => b - a)[0]?.[0]
+  if (server === undefined) return null
+  const inWindow = grown.filter((entry) => entry.heap === server && entry.at >= window[0] && entry.at <= window[1])
+  return { collections: inWindow.length, allocatedKb: inWindow.reduce((sum, entry) => sum + entry.kb, 0), requests }
+}
+
 /** What each stall in the window and each slow request waited behind. */
-export function attribute(traceFile: string, logFile: string, window: [number, number], slow: [number, number][]): Attribution {
+export function attribute(traceFile: string, logFile: string, window: [number, number], slow: [number, number][], requests = 0): Attribution {
   const inWindow = (interval: Interval) => interval.at + interval.ms >= window[0] && interval.at <= window[1]
   const trace = readTrace(traceFile)
   const spans = [...trace.spans, ...readCollections(logFile)].filter(inWindow)
@@ -137,7 +180,7 @@ export function attribute(traceFile: string, logFile: string, window: [number, n
     }
     source(best.cause).slow++
   }
-  return { window, stalls, spans, sources, slowRequests: slow.length }
+  return { window, stalls, spans, sources, slowRequests: slow.length, allocation: readAllocation(logFile, window, requests) }
 }
 
 /**
@@ -166,6 +209,13 @@ function threadSplit(stalls: Stall[]): string {
   )
 }
 
+/** What the server's heap allocated, where the log says (Bun). */
+function allocationSentence(allocation: Allocation | null): string {
+  if (!allocation || allocation.collections === 0 || allocation.requests === 0) return ''
+  const { collections, allocatedKb, requests } = allocation
+  return ` The server's JavaScript heap was collected ${collections} times; between collections it allocated ${(allocatedKb / 1024).toFixed(0)} MB, ${(allocatedKb / requests).toFixed(1)} KB a request.`
+}
+
 /** The attribution as a Markdown table, busiest cause first. */
 export function attributionTable(title: string, result: Attribution): string {
   const stallMs = result.stalls.reduce((sum, stall) => sum + stall.ms, 0)
@@ -179,7 +229,8 @@ export function attributionTable(title: string, result: Attribution): string {
   return [
     `**${title}**: ${result.stalls.length} stalls of 2 ms or more (${stallMs.toFixed(0)} ms in all, longest ${longest.toFixed(1)} ms), ` +
       `${result.stalls.filter((stall) => stall.ms >= STALL_COUNTED_MS).length} of 5 ms or more; ${result.slowRequests} requests took 5 ms or more.` +
-      threadSplit(result.stalls),
+      threadSplit(result.stalls) +
+      allocationSentence(result.allocation),
     '',
     '| source | times | total ms | longest ms | stalls ≥ 5 ms it overlapped most | requests ≥ 5 ms that waited behind it |',
     '|---|---:|---:|---:|---:|---:|',
@@ -190,6 +241,10 @@ export function attributionTable(title: string, result: Attribution): string {
 /** `bun bench/stalls.ts TRACE SERVER_LOG RESULT_JSON`: the table for one constant-rate result (its BENCH_JSON object). */
 if (import.meta.main) {
   const [trace, log, result] = process.argv.slice(2)
-  const rate = JSON.parse(readFileSync(result!, 'utf8').replace(/^BENCH_JSON /, '')) as { window: [number, number]; slow: [number, number][] }
-  console.log(attributionTable(result!, attribute(trace!, log!, rate.window, rate.slow)))
+  const rate = JSON.parse(readFileSync(result!, 'utf8').replace(/^BENCH_JSON /, '')) as {
+    window: [number, number]
+    slow: [number, number][]
+    completed: number
+  }
+  console.log(attributionTable(result!, attribute(trace!, log!, rate.window, rate.slow, rate.completed)))
 }
