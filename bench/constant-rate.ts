@@ -11,7 +11,8 @@
  *
  * Prints one line `BENCH_JSON {...}`: scheduled, completed, non-2xx, p50/p99/max in ms, the
  * achieved rate and, with `--pid` (the server's), the server's CPU while the clock ran (set-up left
- * out); the clock's window and every request of 5 ms or more (ms since the epoch), for bench/stalls.ts. Lanes do their own set-up (search, issue) before the clock starts;
+ * out); the clock's window, every request of 5 ms or more and every time this client's own loop ran
+ * 2 ms or more late (ms since the epoch), for bench/stalls.ts. Lanes do their own set-up (search, issue) before the clock starts;
  * `--warmup S` sends at the same rate for S seconds before it, unmeasured, so that the clock starts
  * on the server's steady state at that rate.
  */
@@ -205,6 +206,13 @@ const latencies: number[] = []
 /** Requests of `SLOW_MS` or more: when each was scheduled (ms since the epoch) and how long it took, for the stall attribution (bench/stalls.ts). */
 const SLOW_MS = 5
 const slow: [number, number][] = []
+/**
+ * When this client's own loop ran late (its dispatcher woke 2 ms or more after a request was due):
+ * began at, lasted (ms; since the epoch). Requests it held back are the client's doing, not the
+ * server's; bench/stalls.ts puts them down to it.
+ */
+const CLIENT_STALL_MS = 2
+const clientStalls: [number, number][] = []
 let non2xx = 0
 let firstBad = ''
 let maxLag = 0
@@ -248,6 +256,10 @@ async function atRate(count: number, record: boolean): Promise<number> {
   await new Promise<void>((finish) => {
     const tick = () => {
       const now = performance.now()
+      // The first request due has waited longest: the loop woke that much late.
+      const late = now - (started + (next * 1000) / rate)
+      if (record && late >= CLIENT_STALL_MS && clientStalls.length < 10_000)
+        clientStalls.push([Math.round(performance.timeOrigin + now - late), +late.toFixed(2)])
       while (next < count) {
         const scheduledAt = started + (next * 1000) / rate
         if (scheduledAt > now) break
@@ -289,6 +301,7 @@ console.log(
     lanes: laneCount,
     window: [Math.round(performance.timeOrigin + started), Math.round(performance.timeOrigin + started + elapsed)],
     slow,
+    client_stalls: clientStalls,
     ...(serverPid !== null && {
       server_cpu: +(cpuUsed / (elapsed / 1000)).toFixed(3),
       server_cpu_us_per_request: Math.round((cpuUsed / latencies.length) * 1e6),

@@ -52,6 +52,8 @@ export interface RateResult {
   /** When the clock ran, and each request of 5 ms or more: scheduled at, took (ms; times since the epoch). */
   window: [number, number]
   slow: [number, number][]
+  /** Each time the client's own loop ran 2 ms or more late: began at, lasted (ms; since the epoch). */
+  client_stalls: [number, number][]
 }
 
 export const WRK = Bun.which('wrk')

@@ -108,6 +108,8 @@ export async function measure(bench: Bench, row: Row, command: string[], env: Re
     await server.stop()
   }
   // Once stopped: the server writes what is left of its trace on the way out.
-  if (row.half) row.stalls = attribute(trace, server.logFile, row.half.window, row.half.slow, row.half.completed)
+  if (row.half) {
+    row.stalls = attribute(trace, server.logFile, row.half.window, row.half.slow, { requests: row.half.completed, clientStalls: row.half.client_stalls })
+  }
   return row
 }

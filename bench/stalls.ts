@@ -8,7 +8,9 @@
  * long it ran and waited for the core): waiting for the core, while other threads or processes had
  * it, is a cause of its own; otherwise the stall goes to what overlapped it most, a span of the
  * server's own work or a collection, or, when nothing timed overlapped it, to the requests themselves
- * (their handling, queued) where the thread ran, or to the kernel where it was off the core.
+ * (their handling, queued) where the thread ran, or to the kernel where it was off the core. The
+ * client also lists each time its own loop woke 2 ms or more late: a slow request that overlapped
+ * that lateness most was held back by the load generator (the machine), not by the server.
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { STALL_SPANS } from '../src/stall-trace'
@@ -45,6 +47,8 @@ export interface Allocation {
 export const UNTIMED = 'requests (nothing timed overlapped)'
 /** Most of the stall, the loop's thread was ready to run and another thread or process had the core. */
 export const CORE_TAKEN = 'waiting for the core (other threads or processes ran)'
+/** The load generator's own loop ran late and held requests back (bench/constant-rate.ts): the machine, not the server. */
+export const CLIENT_LATE = 'the load generator (its own loop ran late)'
 /** Most of the stall, the loop's thread was off the core, blocked in the kernel, and nothing timed overlapped. */
 export const BLOCKED = 'blocked in the kernel (nothing timed overlapped)'
 /** Work on a thread of its own (on the server's core: it overlaps, it does not block the loop). */
@@ -132,7 +136,13 @@ export function readAllocation(logFile: string, window: [number, number], reques
 }
 
 /** What each stall in the window and each slow request waited behind. */
-export function attribute(traceFile: string, logFile: string, window: [number, number], slow: [number, number][], requests = 0): Attribution {
+export function attribute(
+  traceFile: string,
+  logFile: string,
+  window: [number, number],
+  slow: [number, number][],
+  { requests = 0, clientStalls = [] }: { requests?: number; clientStalls?: [number, number][] } = {},
+): Attribution {
   const inWindow = (interval: Interval) => interval.at + interval.ms >= window[0] && interval.at <= window[1]
   const trace = readTrace(traceFile)
   const spans = [...trace.spans, ...readCollections(logFile)].filter(inWindow)
@@ -169,12 +179,19 @@ export function attribute(traceFile: string, logFile: string, window: [number, n
   }
   const stalls = trace.stalls.filter(inWindow).map((stall) => ({ ...stall, cause: causeOf(stall) }))
   for (const stall of stalls) if (stall.ms >= STALL_COUNTED_MS) source(stall.cause).stalls++
-  // A slow request waited behind the stall, or the wait for the write lock, that overlapped it most.
+  // A slow request waited behind the stall, the wait for the write lock, or the client's own lateness that overlapped it most.
   const waits = spans.filter((span) => WAITS.has(span.name)).map((span) => ({ ...span, cause: span.name }))
+  const late = clientStalls.map(([at, ms]) => ({ name: CLIENT_LATE, at, ms, cause: CLIENT_LATE })).filter(inWindow)
+  for (const { ms } of late) {
+    const entry = source(CLIENT_LATE)
+    entry.count++
+    entry.totalMs += ms
+    entry.longestMs = Math.max(entry.longestMs, ms)
+  }
   for (const [at, ms] of slow) {
     const request = { at, ms }
     let best: { cause: string; overlap: number } = { cause: UNTIMED, overlap: 0 }
-    for (const candidate of [...stalls, ...waits]) {
+    for (const candidate of [...stalls, ...waits, ...late]) {
       const shared = overlap(candidate, request)
       if (shared > best.overlap) best = { cause: candidate.cause, overlap: shared }
     }
@@ -245,6 +262,7 @@ if (import.meta.main) {
     window: [number, number]
     slow: [number, number][]
     completed: number
+    client_stalls?: [number, number][]
   }
-  console.log(attributionTable(result!, attribute(trace!, log!, rate.window, rate.slow, rate.completed)))
+  console.log(attributionTable(result!, attribute(trace!, log!, rate.window, rate.slow, { requests: rate.completed, clientStalls: rate.client_stalls })))
 }
