@@ -121,7 +121,7 @@ function stallTables(rows: Row[]): string[] {
     'The server traced its event loop (every lateness of 2 ms or more: a stall) and timed its housekeeping (src/stall-trace.ts); ' +
       'on Bun, JavaScriptCore logged each collection. Each stall is put down to the timed work that overlapped it most, ' +
       'and each request of 5 ms or more to the stall (or the wait for the write lock) that overlapped it most (bench/stalls.ts). ' +
-      'The client lists the times its own loop woke 2 ms or more late: a request that overlapped one of those most was held back by the load generator, not the server. ' +
+      'The client lists the times its own loop woke 2 ms or more late: a request that overlapped one of those most (not during or just after a server stall) was held back by the load generator, not the server. ' +
       "On Linux the trace also says, for each stall, how long the loop's thread ran and how long it waited for the core: " +
       'a stall it spent mostly waiting is put down to the other threads or processes that had the core. ' +
       "Work on the checkpoint thread runs beside the loop: it is a cause only where the loop's thread did not run and nothing on the loop overlapped.",

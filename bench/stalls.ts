@@ -10,7 +10,8 @@
  * server's own work or a collection, or, when nothing timed overlapped it, to the requests themselves
  * (their handling, queued) where the thread ran, or to the kernel where it was off the core. The
  * client also lists each time its own loop woke 2 ms or more late: a slow request that overlapped
- * that lateness most was held back by the load generator (the machine), not by the server.
+ * such a lateness most, one not during or just after a server stall, was held back by the load
+ * generator (the machine), not by the server.
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { STALL_SPANS } from '../src/stall-trace'
@@ -32,13 +33,14 @@ export interface Attribution {
   /** Per cause: spans (or collections) in the window, their total and longest, and the stalls of ≥ 5 ms and slow requests put down to it. */
   sources: Map<string, { count: number; totalMs: number; longestMs: number; stalls: number; slow: number }>
   slowRequests: number
-  /** The server's collections in the window and what it allocated between them (Bun only). */
+  /** The server's collections in the window and how much its heap grew between them (Bun only). */
   allocation: Allocation | null
 }
 
 export interface Allocation {
   collections: number
-  allocatedKb: number
+  /** What the heap grew by between collections (close to what was allocated: readAllocation). */
+  grownKb: number
   /** The requests the client completed in the window. */
   requests: number
 }
@@ -49,6 +51,8 @@ export const UNTIMED = 'requests (nothing timed overlapped)'
 export const CORE_TAKEN = 'waiting for the core (other threads or processes ran)'
 /** The load generator's own loop ran late and held requests back (bench/constant-rate.ts): the machine, not the server. */
 export const CLIENT_LATE = 'the load generator (its own loop ran late)'
+/** How long after a server stall the client may still be reading the answers it released. */
+const BURST_MS = 5
 /** Most of the stall, the loop's thread was off the core, blocked in the kernel, and nothing timed overlapped. */
 export const BLOCKED = 'blocked in the kernel (nothing timed overlapped)'
 /** Work on a thread of its own (on the server's core: it overlaps, it does not block the loop). */
@@ -102,10 +106,13 @@ export function readCollections(logFile: string): Interval[] {
 }
 
 /**
- * What the server's JavaScript heap allocated in the window, from the same log: a collection starts
- * at the heap's size (`START M 53199kb`) and ends at what it kept (`=> 34555kb, p=… END]`), so each
- * start less the end before it is what was allocated meanwhile. Only the heap that collected most
- * (the checkpoint worker has its own); placed, as pauses are, at the next timed line.
+ * How much the server's JavaScript heap grew between collections in the window, from the same log:
+ * a collection starts at the heap's capacity (`START M 53199kb`, or `START C` where the collector's
+ * thread runs it) and ends at what it kept (`=> 34555kb, p=… END]`), so each start less the end before
+ * it is what was added meanwhile. Close to what was allocated, not equal: space freed in blocks the
+ * heap already had is reused without growing it (in the logs of 2026-11-28 it came to 0.89–0.95 of
+ * JavaScriptCore's own "bytes allocated this cycle"). The heap that grew most is the server's (the
+ * checkpoint worker has its own); placed, as pauses are, at the next timed line.
  */
 export function readAllocation(logFile: string, window: [number, number], requests: number): Allocation | null {
   if (!existsSync(logFile)) return null
@@ -116,7 +123,7 @@ export function readAllocation(logFile: string, window: [number, number], reques
     const gc = /^\[GC<([^>]*)>: (.*)/.exec(line)
     if (gc) {
       const [, heap, text] = gc as unknown as [string, string, string]
-      const start = /^START M (\d+)kb/.exec(text)
+      const start = /^START [MC] (\d+)kb/.exec(text)
       if (start && keptKb.has(heap)) waiting.push({ heap, kb: Number(start[1]) - keptKb.get(heap)! })
       const end = /=> (\d+)kb, p=.*END\]/.exec(text)
       if (end) keptKb.set(heap, Number(end[1]))
@@ -127,12 +134,12 @@ export function readAllocation(logFile: string, window: [number, number], reques
     for (const entry of waiting) grown.push({ ...entry, at: Date.parse(time[1]!) })
     waiting = []
   }
-  const counts = new Map<string, number>()
-  for (const { heap } of grown) counts.set(heap, (counts.get(heap) ?? 0) + 1)
-  const server = [...counts.entries()].sort(([, a], [, b]) => b - a)[0]?.[0]
+  const totals = new Map<string, number>()
+  for (const { heap, kb } of grown) totals.set(heap, (totals.get(heap) ?? 0) + kb)
+  const server = [...totals.entries()].sort(([, a], [, b]) => b - a)[0]?.[0]
   if (server === undefined) return null
   const inWindow = grown.filter((entry) => entry.heap === server && entry.at >= window[0] && entry.at <= window[1])
-  return { collections: inWindow.length, allocatedKb: inWindow.reduce((sum, entry) => sum + entry.kb, 0), requests }
+  return { collections: inWindow.length, grownKb: inWindow.reduce((sum, entry) => sum + entry.kb, 0), requests }
 }
 
 /** What each stall in the window and each slow request waited behind. */
@@ -181,7 +188,10 @@ export function attribute(
   for (const stall of stalls) if (stall.ms >= STALL_COUNTED_MS) source(stall.cause).stalls++
   // A slow request waited behind the stall, the wait for the write lock, or the client's own lateness that overlapped it most.
   const waits = spans.filter((span) => WAITS.has(span.name)).map((span) => ({ ...span, cause: span.name }))
-  const late = clientStalls.map(([at, ms]) => ({ name: CLIENT_LATE, at, ms, cause: CLIENT_LATE })).filter(inWindow)
+  // A client late during a server stall, or just after one, was most likely reading the burst of
+  // answers the stall released: that lateness is the server's doing, and is left out.
+  const afterStall = (late: Interval) => stalls.some((stall) => overlap({ at: stall.at, ms: stall.ms + BURST_MS }, late) > 0)
+  const late = clientStalls.map(([at, ms]) => ({ name: CLIENT_LATE, at, ms, cause: CLIENT_LATE })).filter((late) => inWindow(late) && !afterStall(late))
   for (const { ms } of late) {
     const entry = source(CLIENT_LATE)
     entry.count++
@@ -226,11 +236,11 @@ function threadSplit(stalls: Stall[]): string {
   )
 }
 
-/** What the server's heap allocated, where the log says (Bun). */
+/** How much the server's heap grew between collections, where the log says (Bun). */
 function allocationSentence(allocation: Allocation | null): string {
   if (!allocation || allocation.collections === 0 || allocation.requests === 0) return ''
-  const { collections, allocatedKb, requests } = allocation
-  return ` The server's JavaScript heap was collected ${collections} times; between collections it allocated ${(allocatedKb / 1024).toFixed(0)} MB, ${(allocatedKb / requests).toFixed(1)} KB a request.`
+  const { collections, grownKb, requests } = allocation
+  return ` The server's JavaScript heap was collected ${collections} times and grew by ${(grownKb / 1024).toFixed(0)} MB between collections, ${(grownKb / requests).toFixed(1)} KB a request.`
 }
 
 /** The attribution as a Markdown table, busiest cause first. */

@@ -60,6 +60,7 @@ describe('allocator options', () => {
     expect(output.pid).toBe(spawned)
     expect(output.purgeHoles).toBeNull()
     expect(output.args).toEqual(['arg'])
+    expect(output.marker).toBe('kept')
     // Bun adds its own ExperimentalWarning for process.execve when the call returns.
     const warnings = errors.split('\n').filter((line) => line.startsWith('{'))
     expect(warnings).toHaveLength(1)

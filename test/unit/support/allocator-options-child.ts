@@ -4,8 +4,9 @@
  */
 import { startWithAllocatorOptions } from '../../../src/runtime/bun/allocator-options'
 
-// An environment over the kernel's limit for one string (128 KiB) makes the second start fail (E2BIG).
-if (process.env.OVERSIZE === '1') process.env.OVERSIZED = 'x'.repeat(200_000)
+// An environment over the kernel's limit for one string (32 pages: 128 KiB to 2 MiB by page size)
+// makes the second start fail (E2BIG).
+if (process.env.OVERSIZE === '1') process.env.OVERSIZED = 'x'.repeat(4 * 1024 * 1024)
 startWithAllocatorOptions()
 const { MIMALLOC_PURGE_HOLES, MARKER, EMPTY } = process.env
 console.log(JSON.stringify({ pid: process.pid, purgeHoles: MIMALLOC_PURGE_HOLES ?? null, args: process.argv.slice(2), marker: MARKER, empty: EMPTY }))
