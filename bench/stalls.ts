@@ -108,11 +108,12 @@ export function readCollections(logFile: string): Interval[] {
 /**
  * How much the server's JavaScript heap grew between collections in the window, from the same log:
  * a collection starts at the heap's capacity (`START M 53199kb`, or `START C` where the collector's
- * thread runs it) and ends at what it kept (`=> 34555kb, p=… END]`), so each start less the end before
- * it is what was added meanwhile. Close to what was allocated, not equal: space freed in blocks the
- * heap already had is reused without growing it (0.68–0.98 of JavaScriptCore's own "bytes allocated
- * this cycle" for the nine collections of 2026-11-28's plan-search logs that gave both). The heap that grew most is the server's (the
- * checkpoint worker has its own); placed, as pauses are, at the next timed line.
+ * thread runs it) and ends at what it kept (`=> 34555kb, p=… END]`), so each start less the end
+ * before it is what was added meanwhile. Close to what was allocated, not equal: space freed in
+ * blocks the heap already had is reused without growing it (0.68–0.98 of JavaScriptCore's own "bytes
+ * allocated this cycle" for the nine collections of 2026-11-28's plan-search logs that gave both).
+ * The heap that grew most is the server's (the checkpoint worker has its own); placed, as pauses
+ * are, at the next timed line.
  */
 export function readAllocation(logFile: string, window: [number, number], requests: number): Allocation | null {
   if (!existsSync(logFile)) return null
