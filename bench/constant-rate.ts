@@ -258,12 +258,12 @@ async function atRate(count: number, record: boolean): Promise<number> {
       const now = performance.now()
       // The first request due has waited longest: the loop woke that much late.
       const late = now - (started + (next * 1000) / rate)
+      if (record) maxLag = Math.max(maxLag, late)
       if (record && late >= CLIENT_STALL_MS && clientStalls.length < 10_000)
         clientStalls.push([Math.round(performance.timeOrigin + now - late), +late.toFixed(2)])
       while (next < count) {
         const scheduledAt = started + (next * 1000) / rate
         if (scheduledAt > now) break
-        if (record) maxLag = Math.max(maxLag, now - scheduledAt)
         send(next, scheduledAt, record)
         next++
       }

@@ -123,7 +123,7 @@ export function readAllocation(logFile: string, window: [number, number], reques
   for (const line of readFileSync(logFile, 'utf8').split('\n')) {
     const gc = /^\[GC<([^>]*)>: (.*)/.exec(line)
     if (gc) {
-      const [, heap, text] = gc as unknown as [string, string, string]
+      const [, heap = '', text = ''] = gc
       const start = /^START [MC] (\d+)kb/.exec(text)
       if (start && keptKb.has(heap)) waiting.push({ heap, kb: Number(start[1]) - keptKb.get(heap)! })
       const end = /=> (\d+)kb, p=.*END\]/.exec(text)
@@ -160,12 +160,14 @@ export function attribute(
     if (!entry) sources.set(name, (entry = { count: 0, totalMs: 0, longestMs: 0, stalls: 0, slow: 0 }))
     return entry
   }
-  for (const span of spans) {
-    const entry = source(span.name)
+  /** One more time the source took: its count, total and longest. */
+  const tally = ({ name, ms }: Interval) => {
+    const entry = source(name)
     entry.count++
-    entry.totalMs += span.ms
-    entry.longestMs = Math.max(entry.longestMs, span.ms)
+    entry.totalMs += ms
+    entry.longestMs = Math.max(entry.longestMs, ms)
   }
+  for (const span of spans) tally(span)
   /** The span beside the loop (or, `beside` false, on it) that overlapped the stall most, if any did. */
   const mostOverlapping = (stall: Interval, beside: boolean): string | null => {
     let best: { name: string | null; overlap: number } = { name: null, overlap: 0 }
@@ -193,12 +195,7 @@ export function attribute(
   // answers the stall released: that lateness is the server's doing, and is left out.
   const afterStall = (late: Interval) => stalls.some((stall) => overlap({ at: stall.at, ms: stall.ms + BURST_MS }, late) > 0)
   const late = clientStalls.map(([at, ms]) => ({ name: CLIENT_LATE, at, ms, cause: CLIENT_LATE })).filter((late) => inWindow(late) && !afterStall(late))
-  for (const { ms } of late) {
-    const entry = source(CLIENT_LATE)
-    entry.count++
-    entry.totalMs += ms
-    entry.longestMs = Math.max(entry.longestMs, ms)
-  }
+  for (const lateness of late) tally(lateness)
   for (const [at, ms] of slow) {
     const request = { at, ms }
     let best: { cause: string; overlap: number } = { cause: UNTIMED, overlap: 0 }

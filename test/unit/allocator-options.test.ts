@@ -10,13 +10,14 @@ import { withFlags } from '../../src/config'
 
 const CHILD = join(import.meta.dir, 'support/allocator-options-child.ts')
 
-/** Runs `startWithAllocatorOptions` in a new Bun process, which then prints what it ran with. */
+/** A start that went well: what the child ran with, and nothing on its stderr. */
 async function startedWith(env: Record<string, string>, args: string[]) {
   const { spawned, output, errors } = await runChild(env, args)
   expect(errors).toBe('')
   return { spawned, ...output }
 }
 
+/** Runs `startWithAllocatorOptions` in a new Bun process, which then prints what it ran with. */
 async function runChild(env: Record<string, string>, args: string[]) {
   const { MIMALLOC_PURGE_HOLES: _, ...inherited } = process.env
   const child = Bun.spawn([process.execPath, CHILD, ...args], { env: { ...inherited, ...env }, stdout: 'pipe', stderr: 'pipe' })
