@@ -36,8 +36,8 @@ test.afterEach(async () => {
   await Promise.all(receivers.map((receiver) => receiver.close()))
   receivers = []
 })
-async function receiver(port?: number) {
-  const started = await startReceiver(port)
+async function receiver(url?: string) {
+  const started = await startReceiver(url)
   receivers.push(started)
   return started
 }
@@ -333,14 +333,13 @@ test.describe('deliveries survive a crash', () => {
     try {
       // The receiver is not up yet: the first attempts fail, the deliveries stay pending.
       const hooks = await receiver()
-      const port = Number(new URL(hooks.url).port)
       await hooks.close()
       receivers = []
-      await register(client, `http://127.0.0.1:${port}/hooks/sandbox`)
+      await register(client, hooks.url)
       const { policy } = await issuePolicy(client)
       await first.stop('SIGKILL')
 
-      const back = await receiver(port)
+      const back = await receiver(hooks.url)
       const second = await privateServer('webhooks-crash', {}, { dbPath: first.dbPath })
       await receivedAll(back, 2, 45_000)
       expect(

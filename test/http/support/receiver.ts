@@ -1,8 +1,11 @@
 /**
  * @module Webhook receivers on loopback for the HTTP suite: one keeps every delivery (headers and
  * the raw body, as a partner's receiver must verify it) and answers the statuses it is told to,
- * then 200; a hung one never answers.
+ * then 200; a hung one never answers. Each listens on a path of its own and keeps only what is sent
+ * there: its port may have been another receiver's in an earlier test (each project's worker hands
+ * out the same ports again), whose sessions the shared servers still retry for minutes.
  */
+import { randomUUID } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net'
 import { testPort } from './server'
@@ -26,11 +29,16 @@ export interface Receiver {
   close(): Promise<void>
 }
 
-/** Starts a receiver on a port of the worker's own (`port` to bring it back on the same one). */
-export async function startReceiver(port?: number): Promise<Receiver> {
+/** Starts a receiver on a port of the worker's own (`url`: one closed before, brought back). */
+export async function startReceiver(url?: string): Promise<Receiver> {
+  const path = url ? new URL(url).pathname : ownPath('sandbox')
   const received: Received[] = []
   const failures: number[] = []
   const server: Server = createServer((request, response) => {
+    if (request.url !== path) {
+      response.writeHead(404).end()
+      return
+    }
     let body = ''
     request.setEncoding('utf8')
     request.on('data', (chunk: string) => (body += chunk))
@@ -40,9 +48,9 @@ export async function startReceiver(port?: number): Promise<Receiver> {
       response.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now')
     })
   })
-  const chosen = await listenOnLoopback(server, port ?? (await testPort()))
+  const chosen = await listenOnLoopback(server, url ? Number(new URL(url).port) : await testPort())
   return {
-    url: `http://127.0.0.1:${chosen}/hooks/sandbox`,
+    url: `http://127.0.0.1:${chosen}${path}`,
     received,
     events: () => received.map((delivery) => JSON.parse(delivery.body)),
     failNext: (...statuses) => void failures.push(...statuses),
@@ -56,20 +64,34 @@ export async function startReceiver(port?: number): Promise<Receiver> {
 
 export interface HungReceiver {
   url: string
-  /** Every connection made to it: when it opened and, once it has, when it closed (ms since the epoch). */
+  /**
+   * Every connection whose request named its URL: when it opened and, once it has, when it closed
+   * (ms since the epoch).
+   */
   connections: { openedAt: number; closedAt: number | null }[]
   close(): Promise<void>
 }
 
-/** An endpoint that takes every connection and request and never answers. */
+/**
+ * An endpoint that takes every connection and request and never answers. A connection whose request
+ * line names another path is closed and not counted.
+ */
 export async function startHungReceiver(): Promise<HungReceiver> {
+  const path = ownPath('hung')
   const connections: HungReceiver['connections'] = []
   const sockets = new Set<Socket>()
   const server = createNetServer((socket) => {
     const connection = { openedAt: Date.now(), closedAt: null as number | null }
-    connections.push(connection)
+    let head = ''
     sockets.add(socket)
-    socket.resume()
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => {
+      if (head.includes('\r\n')) return
+      head += chunk
+      if (!head.includes('\r\n')) return
+      if (head.split(' ')[1] === path) connections.push(connection)
+      else socket.destroy()
+    })
     socket.on('error', () => {})
     socket.on('close', () => {
       connection.closedAt = Date.now()
@@ -78,7 +100,7 @@ export async function startHungReceiver(): Promise<HungReceiver> {
   })
   const port = await listenOnLoopback(server, await testPort())
   return {
-    url: `http://127.0.0.1:${port}/hooks/hung`,
+    url: `http://127.0.0.1:${port}${path}`,
     connections,
     close: () =>
       new Promise((resolve) => {
@@ -87,6 +109,9 @@ export async function startHungReceiver(): Promise<HungReceiver> {
       }),
   }
 }
+
+/** A path no other receiver has. */
+const ownPath = (kind: string) => `/hooks/${kind}/${randomUUID()}`
 
 /** Listens on 127.0.0.1:`port`; answers the port. */
 function listenOnLoopback(server: Server | NetServer, port: number): Promise<number> {
