@@ -4,10 +4,13 @@
  * that every page a commit wrote stays in the WAL to be counted. Each WAL frame names its page;
  * `dbstat` names the table or index that page belongs to.
  *
- *   bun bench/wal-pages.ts [--issues 500] [--src DIR]
+ *   bun bench/wal-pages.ts [--issues 500] [--before 200] [--src DIR]
  *
  * Prints frames (4 KiB pages) and bytes per issue, and the frames per issue of each table and index,
- * the write-behind's rounds included (they run as they do in the server, every 200 ms).
+ * the write-behind's rounds included (they run as they do in the server, every 200 ms). Also the
+ * distinct pages among those frames: what a checkpoint of them copies back into the file and
+ * flushes. Random keys spread over an index that `--before` issues made large touch a leaf each,
+ * where keys in time order share the last one.
  */
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -15,8 +18,9 @@ import { parseArgs } from 'node:util'
 import { Database } from 'bun:sqlite'
 import { inProcessSandbox, travellers, trip } from './in-process-app'
 
-const { values } = parseArgs({ options: { issues: { type: 'string', default: '500' }, src: { type: 'string' } } })
+const { values } = parseArgs({ options: { issues: { type: 'string', default: '500' }, before: { type: 'string', default: '200' }, src: { type: 'string' } } })
 const ISSUES = Number(values.issues)
+const BEFORE = Number(values.before)
 const SRC = resolve(values.src ?? join(import.meta.dir, '..'), 'src')
 
 const sandbox = await inProcessSandbox(SRC, '1000000000', (connection) => connection.exec('PRAGMA wal_autocheckpoint = 0'))
@@ -39,11 +43,11 @@ function walFrames(): { pageSize: number; pages: number[] } {
   return { pageSize, pages }
 }
 
-/** The frames of `ISSUES` issues after 200 first (the tables' first pages and the indexes' first levels), and the page size. */
+/** The frames of `ISSUES` issues after `BEFORE` first (the tables' first pages and the indexes' first levels), and the page size. */
 async function issuesFrames(): Promise<{ pageSize: number; frames: number[]; names: Map<number, string> }> {
   const plan = (await call('plans/search', { trip, travellers, currency: 'EUR' })).data.plans[0].plan_id
   const issue = () => call('policy/new', { plan_id: plan, trip, travellers })
-  for (let i = 0; i < 200; i++) await issue()
+  for (let i = 0; i < BEFORE; i++) await issue()
   await sandbox.flush()
   const before = walFrames().pages.length
   for (let i = 0; i < ISSUES; i++) await issue()
@@ -58,15 +62,23 @@ async function issuesFrames(): Promise<{ pageSize: number; frames: number[]; nam
 }
 
 const { pageSize, frames, names } = await issuesFrames().finally(sandbox.close)
-const perName = new Map<string, number>()
+const nameOf = (page: number) => names.get(page) ?? '(free or other)'
+const perName = new Map<string, { frames: number; pages: number }>()
 for (const page of frames) {
-  const name = names.get(page) ?? '(free or other)'
-  perName.set(name, (perName.get(name) ?? 0) + 1)
+  const counts = perName.get(nameOf(page)) ?? { frames: 0, pages: 0 }
+  counts.frames++
+  perName.set(nameOf(page), counts)
 }
+const distinct = new Set(frames)
+for (const page of distinct) perName.get(nameOf(page))!.pages++
 
 const perIssue = frames.length / ISSUES
 const kib = (perIssue * (pageSize + FRAME_HEADER)) / 1024
-console.log(`${ISSUES} issues after 200: ${frames.length} WAL frames, ${perIssue.toFixed(2)} an issue (${kib.toFixed(1)} KiB)\n`)
-console.log('| table or index | frames per issue |')
-console.log('|---|---:|')
-for (const [name, count] of [...perName].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${(count / ISSUES).toFixed(2)} |`)
+console.log(
+  `${ISSUES} issues after ${BEFORE}: ${frames.length} WAL frames, ${perIssue.toFixed(2)} an issue (${kib.toFixed(1)} KiB); ${distinct.size} distinct pages\n`,
+)
+console.log('| table or index | frames per issue | distinct pages |')
+console.log('|---|---:|---:|')
+for (const [name, { frames, pages }] of [...perName].sort((a, b) => b[1].frames - a[1].frames)) {
+  console.log(`| ${name} | ${(frames / ISSUES).toFixed(2)} | ${pages} |`)
+}

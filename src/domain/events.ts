@@ -1,6 +1,6 @@
 /** @module What an event is: its types, its id, and its body, which is delivered and listed byte for byte. */
-import { randomBytes } from 'node:crypto'
 import { isoTimestamp } from './dates'
+import { newId } from './ids'
 
 /** What changes a policy, its cover starting and ending, its certificate becoming ready, and a test event sent on request. */
 export const EVENT_TYPES = ['policy.issued', 'policy.endorsed', 'policy.cancelled', 'policy.started', 'policy.ended', 'document.ready', 'webhook.test'] as const
@@ -20,7 +20,7 @@ export const EVENT_ID = /^evt_[0-9a-f]{20}$/
  * listed, byte for byte. Its delivery is due at the same moment in wall time (`deliverAt`).
  */
 export function newEvent(session: { id: number; ref: string; clockOffsetMs: number }, type: EventType, data: unknown, at: number) {
-  const ref = `evt_${randomBytes(10).toString('hex')}`
+  const ref = `evt_${newId()}`
   return {
     ref,
     sessionId: session.id,

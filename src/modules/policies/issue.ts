@@ -2,9 +2,9 @@
  * @module Policy issue: a policy from a plan a search in this session returned, bound by the
  * simulation catalogue or, for a UAT plan, by the insurer through the gateway.
  */
-import { randomBytes } from 'node:crypto'
 import { ApiError, type ErrorDetail } from '../../errors'
 import { todayDayNumber } from '../../domain/dates'
+import { newId } from '../../domain/ids'
 import { businessNow } from '../../domain/session-clock'
 import { coverageDueAt, recordCoverage } from './coverage'
 import { agesKey, checkTripRequest, type Trip } from '../../domain/trip'
@@ -19,8 +19,6 @@ import { insurerOf, recordEvent, refuseEndedSession, type Answer, type Caller, t
 export const DOCUMENT_DELAY_MS = 5_000
 /** The premium at bind with `Sandbox-Outcome: price_changed`: 5% more than quoted. */
 const REPRICING = 1.05
-
-const hexId = () => randomBytes(10).toString('hex')
 
 export async function issuePolicy(services: Deps, caller: Caller, request: IssueRequest) {
   const { session } = caller
@@ -82,13 +80,13 @@ function newPolicy(
 ): Omit<PolicyRecord, 'id'> {
   const policy: Omit<PolicyRecord, 'id'> = {
     sessionId: caller.session.id,
-    ref: `pol_sbx_${hexId()}`,
-    svcInsuranceId: `svc_sbx_${hexId()}`,
+    ref: `pol_sbx_${newId()}`,
+    svcInsuranceId: `svc_sbx_${newId()}`,
     planId: quote.planId,
     product: quote.product,
     status: 'issued',
     trip: request.trip,
-    travellers: request.travellers.map(({ age }) => ({ traveller_ref: `trv_sbx_${hexId()}`, age })),
+    travellers: request.travellers.map(({ age }) => ({ traveller_ref: `trv_sbx_${newId()}`, age })),
     partnerReference: request.partner_reference ?? null,
     currency: quote.currency,
     premiumMinor,
