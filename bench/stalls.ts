@@ -78,29 +78,37 @@ function readTrace(file: string): { stalls: Stall[]; spans: Interval[] } {
 }
 
 /**
- * JavaScriptCore's collections from the server's log (stdout and stderr in one file, in the order
- * written): each pause (`p=…ms`) ends before the next timed line, so it is placed just before it.
+ * The server's log (stdout and stderr in one file, in the order written) as its untimed lines
+ * (JavaScriptCore's collections among them), each with the time of the next timed line: what an
+ * untimed line tells of ended before that line was written.
  */
-export function readCollections(logFile: string): Interval[] {
+function untimedLines(logFile: string): { line: string; at: number }[] {
   if (!existsSync(logFile)) return []
-  const collections: Interval[] = []
-  let waiting: { name: string; ms: number }[] = []
+  const placed: { line: string; at: number }[] = []
+  let waiting: string[] = []
   for (const line of readFileSync(logFile, 'utf8').split('\n')) {
-    const pause = /^\[GC<[^>]*>: .*? p=([\d.]+)ms/.exec(line)
-    if (pause) {
-      waiting.push({ name: 'garbage collection', ms: Number(pause[1]) })
-      continue
-    }
-    const sweep = /Full sweep: .*?, ([\d.]+)ms/.exec(line)
-    if (sweep) {
-      waiting.push({ name: 'garbage collection (full sweep)', ms: Number(sweep[1]) })
-      continue
-    }
     const time = /^\{"time":"([^"]+)"/.exec(line)
-    if (!time || waiting.length === 0) continue
+    if (!time) {
+      if (line) waiting.push(line)
+      continue
+    }
     const at = Date.parse(time[1]!)
-    for (const gc of waiting) collections.push({ name: gc.name, at: at - gc.ms, ms: gc.ms })
+    for (const untimed of waiting) placed.push({ line: untimed, at })
     waiting = []
+  }
+  return placed
+}
+
+/** JavaScriptCore's collections from the server's log: each pause (`p=…ms`) is placed just before the next timed line. */
+export function readCollections(logFile: string): Interval[] {
+  const collections: Interval[] = []
+  for (const { line, at } of untimedLines(logFile)) {
+    const pause = /^\[GC<[^>]*>: .*? p=([\d.]+)ms/.exec(line)
+    const sweep = /Full sweep: .*?, ([\d.]+)ms/.exec(line)
+    const [name, found] = pause ? ['garbage collection', pause] : ['garbage collection (full sweep)', sweep]
+    if (!found) continue
+    const ms = Number(found[1])
+    collections.push({ name, at: at - ms, ms })
   }
   return collections
 }
@@ -116,24 +124,16 @@ export function readCollections(logFile: string): Interval[] {
  * are, at the next timed line.
  */
 export function readAllocation(logFile: string, window: [number, number], requests: number): Allocation | null {
-  if (!existsSync(logFile)) return null
   const grown: { heap: string; at: number; kb: number }[] = []
   const keptKb = new Map<string, number>()
-  let waiting: { heap: string; kb: number }[] = []
-  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+  for (const { line, at } of untimedLines(logFile)) {
     const gc = /^\[GC<([^>]*)>: (.*)/.exec(line)
-    if (gc) {
-      const [, heap = '', text = ''] = gc
-      const start = /^START [MC] (\d+)kb/.exec(text)
-      if (start && keptKb.has(heap)) waiting.push({ heap, kb: Number(start[1]) - keptKb.get(heap)! })
-      const end = /=> (\d+)kb, p=.*END\]/.exec(text)
-      if (end) keptKb.set(heap, Number(end[1]))
-      continue
-    }
-    const time = /^\{"time":"([^"]+)"/.exec(line)
-    if (!time || waiting.length === 0) continue
-    for (const entry of waiting) grown.push({ ...entry, at: Date.parse(time[1]!) })
-    waiting = []
+    if (!gc) continue
+    const [, heap = '', text = ''] = gc
+    const start = /^START [MC] (\d+)kb/.exec(text)
+    if (start && keptKb.has(heap)) grown.push({ heap, at, kb: Number(start[1]) - keptKb.get(heap)! })
+    const end = /=> (\d+)kb, p=.*END\]/.exec(text)
+    if (end) keptKb.set(heap, Number(end[1]))
   }
   const totals = new Map<string, number>()
   for (const { heap, kb } of grown) totals.set(heap, (totals.get(heap) ?? 0) + kb)

@@ -62,15 +62,15 @@ async function issuesFrames(): Promise<{ pageSize: number; frames: number[]; nam
 }
 
 const { pageSize, frames, names } = await issuesFrames().finally(sandbox.close)
-const nameOf = (page: number) => names.get(page) ?? '(free or other)'
 const perName = new Map<string, { frames: number; pages: number }>()
-for (const page of frames) {
-  const counts = perName.get(nameOf(page)) ?? { frames: 0, pages: 0 }
-  counts.frames++
-  perName.set(nameOf(page), counts)
+const countsOf = (page: number) => {
+  const name = names.get(page) ?? '(free or other)'
+  if (!perName.has(name)) perName.set(name, { frames: 0, pages: 0 })
+  return perName.get(name)!
 }
+for (const page of frames) countsOf(page).frames++
 const distinct = new Set(frames)
-for (const page of distinct) perName.get(nameOf(page))!.pages++
+for (const page of distinct) countsOf(page).pages++
 
 const perIssue = frames.length / ISSUES
 const kib = (perIssue * (pageSize + FRAME_HEADER)) / 1024
